@@ -1,0 +1,193 @@
+/**
+ * The stdio contract between the control plane and the harness inside a runner
+ * container: one JSON object per line, each validated by these schemas where it
+ * arrives. Nothing else in the repository defines a message shape.
+ *
+ * harness → control plane: ready, log, call, result
+ * control plane → harness: invoke, reply, cancel
+ */
+import { z } from 'zod';
+import { ERROR_CODES } from './error-codes.js';
+
+/** Version of this contract; the harness announces it in `ready`. */
+export const PROTOCOL_VERSION = 1;
+
+/** An invocation id: chosen by the control plane, unique per container. */
+export const InvocationId = z.string().min(1).max(64);
+/** A call id: chosen by the harness, unique within one invocation. */
+export const CallId = z.number().int().nonnegative();
+
+/** A failure as it travels over the wire: a stable code and a human message. */
+export const WireError = z.object({
+  code: z.enum(ERROR_CODES),
+  message: z.string().max(64 * 1024),
+  /** 1-based position in the tool's code, for syntax and runtime errors. */
+  line: z.number().int().positive().optional(),
+  column: z.number().int().positive().optional(),
+});
+export type WireError = z.infer<typeof WireError>;
+
+export const LogLevel = z.enum(['debug', 'info', 'log', 'warn', 'error']);
+export type LogLevel = z.infer<typeof LogLevel>;
+
+// ---------------------------------------------------------------------------
+// Arguments of the brokered operations (sdk.http, sdk.db). The harness passes
+// what tool code gave it; the broker trusts only what parses here.
+
+const HeaderMap = z.record(z.string().min(1).max(256), z.string().max(16 * 1024));
+
+export const HttpRequestArgs = z.object({
+  method: z
+    .string()
+    .regex(/^[A-Za-z]{1,16}$/, 'method must be an HTTP method name')
+    .transform((method) => method.toUpperCase())
+    .default('GET'),
+  url: z.string().min(1).max(8 * 1024),
+  headers: HeaderMap.optional(),
+  body: z.string().optional(),
+});
+export type HttpRequestArgs = z.infer<typeof HttpRequestArgs>;
+
+export const HttpResponseValue = z.object({
+  status: z.number().int(),
+  headers: z.record(z.string(), z.string()),
+  body: z.string(),
+});
+export type HttpResponseValue = z.infer<typeof HttpResponseValue>;
+
+export const DbConnection = z.object({
+  host: z.string().min(1).max(255),
+  port: z.number().int().min(1).max(65535).optional(),
+  database: z.string().min(1).max(255),
+  user: z.string().min(1).max(255),
+  password: z.string().max(1024).optional(),
+});
+export type DbConnection = z.infer<typeof DbConnection>;
+
+const DbTarget = z.object({
+  type: z.enum(['pg', 'mysql']),
+  connection: DbConnection,
+});
+export type DbTarget = z.infer<typeof DbTarget>;
+
+const Row = z.record(z.string(), z.unknown());
+
+export const DbSelectArgs = DbTarget.extend({ table: z.string(), where: Row.default({}) });
+export const DbInsertArgs = DbTarget.extend({ table: z.string(), row: Row });
+export const DbQueryArgs = DbTarget.extend({
+  sql: z.string().min(1).max(1024 * 1024),
+  values: z.array(z.unknown()).default([]),
+});
+export type DbSelectArgs = z.infer<typeof DbSelectArgs>;
+export type DbInsertArgs = z.infer<typeof DbInsertArgs>;
+export type DbQueryArgs = z.infer<typeof DbQueryArgs>;
+
+/** The operations the broker performs, with the schema of each one's arguments. */
+export const CALL_OPERATIONS = {
+  http: HttpRequestArgs,
+  'db.select': DbSelectArgs,
+  'db.insert': DbInsertArgs,
+  'db.query': DbQueryArgs,
+} as const;
+export type CallOperation = keyof typeof CALL_OPERATIONS;
+export const CallOperation = z.enum(Object.keys(CALL_OPERATIONS) as [CallOperation, ...CallOperation[]]);
+
+// ---------------------------------------------------------------------------
+// harness → control plane
+
+export const ReadyMessage = z.object({
+  type: z.literal('ready'),
+  protocol: z.literal(PROTOCOL_VERSION),
+  /** Node version inside the container, for diagnostics. */
+  node: z.string().max(32),
+});
+
+export const LogMessage = z.object({
+  type: z.literal('log'),
+  invocation: InvocationId,
+  level: LogLevel,
+  text: z.string(),
+});
+
+/** A brokered request from tool code; `args` is checked per `op` by the broker. */
+export const CallMessage = z.object({
+  type: z.literal('call'),
+  invocation: InvocationId,
+  call: CallId,
+  op: CallOperation,
+  args: z.unknown(),
+});
+
+export const ResultMessage = z.discriminatedUnion('ok', [
+  z.object({
+    type: z.literal('result'),
+    invocation: InvocationId,
+    ok: z.literal(true),
+    /** The tool's return value, JSON-serialisable; `undefined` became `null`. */
+    value: z.unknown(),
+  }),
+  z.object({
+    type: z.literal('result'),
+    invocation: InvocationId,
+    ok: z.literal(false),
+    error: WireError,
+  }),
+]);
+
+export const HarnessMessage = z.union([ReadyMessage, LogMessage, CallMessage, ResultMessage]);
+export type ReadyMessage = z.infer<typeof ReadyMessage>;
+export type LogMessage = z.infer<typeof LogMessage>;
+export type CallMessage = z.infer<typeof CallMessage>;
+export type ResultMessage = z.infer<typeof ResultMessage>;
+export type HarnessMessage = z.infer<typeof HarnessMessage>;
+
+// ---------------------------------------------------------------------------
+// control plane → harness
+
+export const InvokeLimits = z.object({
+  /** Largest serialised result, in bytes. */
+  maxResultBytes: z.number().int().positive(),
+  /** Largest total of log text per invocation, in bytes; the rest is dropped with a notice. */
+  maxLogBytes: z.number().int().positive(),
+});
+export type InvokeLimits = z.infer<typeof InvokeLimits>;
+
+export const InvokeMessage = z.object({
+  type: z.literal('invoke'),
+  invocation: InvocationId,
+  /** Body of an async function; `params`, `env`, `console` and `sdk` are in scope. */
+  code: z.string().max(1024 * 1024),
+  params: z.record(z.string(), z.unknown()),
+  /** Only the secrets the tool lists, by name. */
+  env: z.record(z.string(), z.string()),
+  timeoutMs: z.number().int().positive(),
+  limits: InvokeLimits,
+});
+
+export const ReplyMessage = z.discriminatedUnion('ok', [
+  z.object({
+    type: z.literal('reply'),
+    invocation: InvocationId,
+    call: CallId,
+    ok: z.literal(true),
+    value: z.unknown(),
+  }),
+  z.object({
+    type: z.literal('reply'),
+    invocation: InvocationId,
+    call: CallId,
+    ok: z.literal(false),
+    error: WireError,
+  }),
+]);
+
+export const CancelMessage = z.object({
+  type: z.literal('cancel'),
+  invocation: InvocationId,
+});
+
+export const ControlMessage = z.union([InvokeMessage, ReplyMessage, CancelMessage]);
+export type InvokeMessage = z.infer<typeof InvokeMessage>;
+export type ReplyMessage = z.infer<typeof ReplyMessage>;
+export type CancelMessage = z.infer<typeof CancelMessage>;
+export type ControlMessage = z.infer<typeof ControlMessage>;

@@ -1,0 +1,14 @@
+/**
+ * Runs once before the suite: builds the harness bundle and the runner image
+ * (offline from the host's own node when no registry answers), so every test
+ * file finds them ready. MCPHOST_SKIP_RUNNER_SETUP=1 skips this while working
+ * on parts that need no runner.
+ */
+export default async function setup(): Promise<void> {
+  if (process.env.MCPHOST_SKIP_RUNNER_SETUP === '1') return;
+  const { buildHarness } = await import('../scripts/build-harness.js');
+  await buildHarness();
+  const { ensureRunnerImage } = await import('../control-plane/sandbox/image/ensure-runner-image.js');
+  const image = await ensureRunnerImage({ log: (line: string) => console.log(`[runner image] ${line}`) });
+  process.env.MCPHOST_TEST_RUNNER_IMAGE = image;
+}

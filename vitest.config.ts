@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// Integration tests share one Docker engine and two database servers; two
+// workers keep a 2-core machine busy without starving the containers.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    minWorkers: 1,
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    reporters: ['default'],
+  },
+});
