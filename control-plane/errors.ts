@@ -12,6 +12,7 @@ export type ControlPlaneErrorCode =
   | 'ERR_SANDBOX_UNAVAILABLE'
   | 'ERR_IMAGE_BUILD'
   | 'ERR_VALIDATION'
+  | 'ERR_PAYLOAD_TOO_LARGE'
   | 'ERR_NOT_FOUND'
   | 'ERR_CONFLICT'
   | 'ERR_UNAUTHORIZED'

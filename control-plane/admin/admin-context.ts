@@ -1,0 +1,54 @@
+/**
+ * What the admin routes work with. Narrow on purpose: routes see the store
+ * and the running parts only through these shapes.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
+import type { Config } from '../config.js';
+import { parseJsonBody, readBody } from '../http/read-body.js';
+import { parseInput } from '../http/validate.js';
+import type { ToolInvoker } from '../invocation/tool-invoker.js';
+import type { Store } from '../store/store.js';
+import type { ConfigCache } from '../store/config-cache.js';
+
+/** A syntax problem in tool code, with 1-based position. */
+export interface SyntaxProblem {
+  message: string;
+  line: number;
+  column: number;
+}
+
+/** Authorization Server metadata as validated at save time. */
+export interface FetchedAsMetadata {
+  metadata: { issuer: string; jwks_uri: string; [field: string]: unknown };
+  warnings: string[];
+}
+
+/** Pool operations the admin API exposes. */
+export interface PoolAdministration {
+  stats(): unknown[];
+  configurePool(poolKey: string, settings: { minWarm: number; maxSize: number }): unknown;
+  drain(poolKey: string): Promise<void> | void;
+}
+
+export interface AdminContext {
+  config: Config;
+  store: Store;
+  cache: ConfigCache;
+  invoker: ToolInvoker;
+  pools: PoolAdministration;
+  flushInvocationLog(): Promise<void>;
+  checkSyntax(code: string): SyntaxProblem | null;
+  fetchAuthorizationServerMetadata(url: string): Promise<FetchedAsMetadata>;
+  newRequestId(): string;
+}
+
+/** Reads, parses and validates a JSON request body in one step. */
+export async function readJson<S extends z.ZodType>(
+  req: IncomingMessage,
+  maxBytes: number,
+  schema: S,
+  what: string,
+): Promise<z.output<S>> {
+  return parseInput(schema, parseJsonBody(await readBody(req, maxBytes)) ?? {}, what);
+}

@@ -1,0 +1,51 @@
+/**
+ * The admin API's request shapes. Domain shapes (subdomain, tool definition,
+ * pool sizing…) live with the records in `store/records.ts`, so the API and
+ * the store accept exactly the same things; what is API-only is here. The
+ * OpenAPI document is generated from these same schemas.
+ */
+import { z } from 'zod';
+import {
+  newServerSchema,
+  poolSizingSchema,
+  secretValueSchema,
+  subdomainSchema,
+  toolDefinitionSchema,
+  toolNameSchema,
+} from '../store/records.js';
+
+export const CreateServerBody = newServerSchema;
+export const ToolDefinitionBody = toolDefinitionSchema;
+export const PoolSettingsBody = poolSizingSchema;
+
+export const ServerSettingsBody = z
+  .strictObject({
+    name: z.string().min(1).max(256).optional(),
+    securityMode: z.enum(['none', 'oauth2']).optional(),
+    oauthServerUrl: z.string().url().max(2048).nullable().optional(),
+    /** Expected `aud` instead of the resource URL; null = the resource URL. */
+    oauthAudience: z.string().min(1).max(2048).nullable().optional(),
+    oauthRequiredScopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token'))
+      .max(32)
+      .optional(),
+    active: z.boolean().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'nothing to change');
+export type ServerSettingsBody = z.infer<typeof ServerSettingsBody>;
+
+export const SecretValueBody = z.strictObject({
+  value: secretValueSchema.min(1, 'value must not be empty'),
+});
+
+export const InvokeBody = z.strictObject({
+  params: z.record(z.string(), z.unknown()).default({}),
+});
+
+export const RollbackBody = z.strictObject({ version: z.number().int().positive() });
+
+export const InvocationsQuery = z.strictObject({
+  server: subdomainSchema.optional(),
+  tool: toolNameSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});

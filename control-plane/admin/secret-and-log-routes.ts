@@ -1,0 +1,84 @@
+/**
+ * Secrets (write-only: names and update times go out, values never do), the
+ * invocation log, and the warm pools.
+ */
+import { McphostError } from '../errors.js';
+import { sendJson } from '../http/error-response.js';
+import type { Router } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import { poolKeyOf } from '../invocation/tool-invoker.js';
+import { secretNameSchema } from '../store/records.js';
+import { readJson, type AdminContext } from './admin-context.js';
+import { InvocationsQuery, PoolSettingsBody, SecretValueBody } from './schemas.js';
+import { requireServer } from './server-routes.js';
+
+export function addSecretRoutes(router: Router, context: AdminContext): void {
+  const { config, store } = context;
+
+  router.add('GET', '/api/servers/:sub/secrets', async ({ res, params }) => {
+    await requireServer(context, params.sub!);
+    sendJson(res, 200, { secrets: await store.listSecrets(params.sub!) });
+  });
+
+  router.add('PUT', '/api/servers/:sub/secrets/:name', async ({ req, res, params }) => {
+    const name = parseInput(secretNameSchema, params.name, 'secret name');
+    const { value } = await readJson(req, config.maxBodyBytes, SecretValueBody, 'secret');
+    await requireServer(context, params.sub!);
+    const summary = await store.putSecret(params.sub!, name, value);
+    await context.cache.settled();
+    sendJson(res, 200, summary);
+  });
+
+  router.add('DELETE', '/api/servers/:sub/secrets/:name', async ({ res, params }) => {
+    await requireServer(context, params.sub!);
+    const secrets = await store.listSecrets(params.sub!);
+    if (!secrets.some((s) => s.name === params.name)) {
+      throw new McphostError('ERR_NOT_FOUND', `secret "${params.name}" does not exist on server "${params.sub}"`);
+    }
+    await store.deleteSecret(params.sub!, params.name!);
+    await context.cache.settled();
+    res.writeHead(204).end();
+  });
+}
+
+export function addOperationsRoutes(router: Router, context: AdminContext): void {
+  const { config, store } = context;
+
+  router.add('GET', '/api/invocations', async ({ res, url }) => {
+    const query = parseInput(InvocationsQuery, Object.fromEntries(url.searchParams), 'query');
+    await context.flushInvocationLog();
+    sendJson(res, 200, { invocations: await store.listInvocations(query) });
+  });
+
+  router.add('GET', '/api/pools', async ({ res }) => {
+    sendJson(res, 200, {
+      pools: context.pools.stats(),
+      defaults: {
+        minWarm: config.poolMinWarm,
+        maxSize: config.poolMaxSize,
+        maxSizeCap: config.poolMaxSizeCap,
+        maxTotal: config.poolMaxTotal,
+        genericPoolSize: config.genericPoolSize,
+        maxInvocationsPerContainer: config.poolMaxInvocations,
+        idleTtlMs: config.poolIdleTtlMs,
+      },
+    });
+  });
+
+  router.add('PUT', '/api/pools/:sub/:tool', async ({ req, res, params }) => {
+    const settings = await readJson(req, config.maxBodyBytes, PoolSettingsBody, 'pool settings');
+    if (settings.maxSize > config.poolMaxSizeCap) {
+      throw new McphostError('ERR_VALIDATION', `maxSize ${settings.maxSize} is above the cap of ${config.poolMaxSizeCap} (POOL_MAX_SIZE_CAP)`);
+    }
+    const tool = await store.getTool(params.sub!, params.tool!);
+    if (!tool) throw new McphostError('ERR_NOT_FOUND', `tool "${params.tool}" does not exist on server "${params.sub}"`);
+    const saved = await store.putPoolSettings(params.sub!, params.tool!, settings);
+    context.pools.configurePool(poolKeyOf(params.sub!, params.tool!), settings);
+    sendJson(res, 200, saved);
+  });
+
+  router.add('POST', '/api/pools/:sub/:tool/drain', async ({ res, params }) => {
+    await context.pools.drain(poolKeyOf(params.sub!, params.tool!));
+    sendJson(res, 200, { drained: poolKeyOf(params.sub!, params.tool!) });
+  });
+}

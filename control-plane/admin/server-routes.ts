@@ -1,0 +1,76 @@
+/**
+ * /api/servers: list, create, read, change settings, delete. Switching to
+ * OAuth 2.0 validates the Authorization Server's metadata first; when that
+ * fails, the answer is 422 naming what is wrong and nothing is saved.
+ */
+import { sendJson } from '../http/error-response.js';
+import type { Router } from '../http/router.js';
+import { McphostError } from '../errors.js';
+import type { ServerSettingsPatch } from '../store/records.js';
+import { readJson, type AdminContext } from './admin-context.js';
+import { CreateServerBody, ServerSettingsBody } from './schemas.js';
+import { serverView } from './server-view.js';
+
+export function addServerRoutes(router: Router, context: AdminContext): void {
+  const { config, store } = context;
+
+  router.add('GET', '/api/servers', async ({ res }) => {
+    const servers = await store.listServers();
+    const views = await Promise.all(
+      servers.map(async (server) => serverView(config, server, (await store.listTools(server.subdomain)).length)),
+    );
+    sendJson(res, 200, { servers: views });
+  });
+
+  router.add('POST', '/api/servers', async ({ req, res }) => {
+    const body = await readJson(req, config.maxBodyBytes, CreateServerBody, 'server');
+    const server = await store.createServer(body);
+    await context.cache.settled();
+    sendJson(res, 201, serverView(config, server, 0));
+  });
+
+  router.add('GET', '/api/servers/:sub', async ({ res, params }) => {
+    const server = await requireServer(context, params.sub!);
+    const tools = await store.listTools(server.subdomain);
+    sendJson(res, 200, serverView(config, server, tools.length));
+  });
+
+  router.add('PATCH', '/api/servers/:sub/settings', async ({ req, res, params }) => {
+    const body = await readJson(req, config.maxBodyBytes, ServerSettingsBody, 'settings');
+    const current = await requireServer(context, params.sub!);
+    const patch: ServerSettingsPatch = { ...body };
+    const warnings: string[] = [];
+    const mode = body.securityMode ?? current.securityMode;
+    const url = body.oauthServerUrl === undefined ? current.oauthServerUrl : body.oauthServerUrl;
+    const securityTouched = body.securityMode !== undefined || body.oauthServerUrl !== undefined;
+    if (mode === 'oauth2' && securityTouched) {
+      if (!url) {
+        throw new McphostError('ERR_OAUTH_METADATA', 'oauthServerUrl is required for securityMode "oauth2"', {
+          details: { missing: ['oauthServerUrl'] },
+        });
+      }
+      // Fetched before anything is written: a failure leaves the settings as they were.
+      const fetched = await context.fetchAuthorizationServerMetadata(url);
+      patch.oauthMetadata = fetched.metadata;
+      warnings.push(...fetched.warnings);
+    }
+    const server = await store.updateServerSettings(current.subdomain, patch);
+    await context.cache.settled();
+    const tools = await store.listTools(server.subdomain);
+    sendJson(res, 200, { ...serverView(config, server, tools.length), warnings });
+  });
+
+  router.add('DELETE', '/api/servers/:sub', async ({ res, params }) => {
+    await requireServer(context, params.sub!);
+    await store.deleteServer(params.sub!);
+    await context.cache.settled();
+    res.writeHead(204).end();
+  });
+}
+
+/** The stored server, or ERR_NOT_FOUND naming it. */
+export async function requireServer(context: AdminContext, subdomain: string) {
+  const server = await context.store.getServer(subdomain);
+  if (!server) throw new McphostError('ERR_NOT_FOUND', `server "${subdomain}" does not exist`);
+  return server;
+}

@@ -1,0 +1,49 @@
+/**
+ * How a hosted server looks over the admin API: its settings, its public
+ * address and MCP URL, and in OAuth 2.0 mode what clients will discover.
+ */
+import { serverAddress, type Config } from '../config.js';
+import type { ServerRecord } from '../store/records.js';
+
+export interface ServerView {
+  subdomain: string;
+  name: string;
+  address: string;
+  mcpUrl: string;
+  active: boolean;
+  securityMode: ServerRecord['securityMode'];
+  oauthServerUrl: string | null;
+  oauthAudience: string | null;
+  oauthRequiredScopes: string[];
+  oauth: { issuer: string; protectedResourceMetadataUrl: string; resource: string } | null;
+  toolCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function serverView(config: Config, server: ServerRecord, toolCount: number): ServerView {
+  const address = serverAddress(config, server.subdomain);
+  const oauth =
+    server.securityMode === 'oauth2' && server.oauthMetadata
+      ? {
+          issuer: server.oauthMetadata.issuer,
+          protectedResourceMetadataUrl: `${address}/.well-known/oauth-protected-resource`,
+          resource: `${address}/mcp`,
+        }
+      : null;
+  return {
+    subdomain: server.subdomain,
+    name: server.name,
+    address,
+    mcpUrl: `${address}/mcp`,
+    active: server.active,
+    securityMode: server.securityMode,
+    oauthServerUrl: server.oauthServerUrl,
+    oauthAudience: server.oauthAudience,
+    oauthRequiredScopes: server.oauthRequiredScopes,
+    oauth,
+    toolCount,
+    createdAt: server.createdAt,
+    updatedAt: server.updatedAt,
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * /api/servers/{sub}/tools: list, save (new version on every save; a syntax
+ * error is 422 with line and column and saves nothing), delete, version
+ * history, rollback, and a test run that goes through the same path as an
+ * MCP `tools/call`.
+ */
+import { McphostError } from '../errors.js';
+import { sendJson } from '../http/error-response.js';
+import type { Router } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import { toolNameSchema, type ToolRecord } from '../store/records.js';
+import { readJson, type AdminContext } from './admin-context.js';
+import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
+import { requireServer } from './server-routes.js';
+
+export function addToolRoutes(router: Router, context: AdminContext): void {
+  const { config, store } = context;
+
+  router.add('GET', '/api/servers/:sub/tools', async ({ res, params }) => {
+    await requireServer(context, params.sub!);
+    sendJson(res, 200, { tools: await store.listTools(params.sub!) });
+  });
+
+  router.add('GET', '/api/servers/:sub/tools/:name', async ({ res, params }) => {
+    sendJson(res, 200, await requireTool(context, params.sub!, params.name!));
+  });
+
+  router.add('PUT', '/api/servers/:sub/tools/:name', async ({ req, res, params }) => {
+    const name = parseInput(toolNameSchema, params.name, 'tool name');
+    const definition = await readJson(req, config.maxBodyBytes, ToolDefinitionBody, 'tool');
+    const problem = context.checkSyntax(definition.code);
+    if (problem) {
+      throw new McphostError(
+        'ERR_TOOL_SYNTAX',
+        `syntax error at line ${problem.line}, column ${problem.column}: ${problem.message}`,
+        { details: problem },
+      );
+    }
+    await requireServer(context, params.sub!);
+    const existed = (await store.getTool(params.sub!, name)) !== undefined;
+    const tool = await store.saveTool(params.sub!, name, definition);
+    // Answer once this process serves the new version: a call right after the save runs it.
+    await context.cache.settled();
+    sendJson(res, existed ? 200 : 201, tool);
+  });
+
+  router.add('DELETE', '/api/servers/:sub/tools/:name', async ({ res, params }) => {
+    await requireTool(context, params.sub!, params.name!);
+    await store.deleteTool(params.sub!, params.name!);
+    await context.cache.settled();
+    res.writeHead(204).end();
+  });
+
+  router.add('GET', '/api/servers/:sub/tools/:name/versions', async ({ res, params }) => {
+    await requireTool(context, params.sub!, params.name!);
+    sendJson(res, 200, { versions: await store.listToolVersions(params.sub!, params.name!) });
+  });
+
+  router.add('POST', '/api/servers/:sub/tools/:name/rollback', async ({ req, res, params }) => {
+    const { version } = await readJson(req, config.maxBodyBytes, RollbackBody, 'rollback');
+    await requireTool(context, params.sub!, params.name!);
+    const tool = await store.rollbackTool(params.sub!, params.name!, version);
+    await context.cache.settled();
+    sendJson(res, 200, tool);
+  });
+
+  router.add('POST', '/api/servers/:sub/tools/:name/invoke', async ({ req, res, params }) => {
+    const body = await readJson(req, config.maxBodyBytes, InvokeBody, 'invocation');
+    await requireServer(context, params.sub!);
+    // The same cached view an MCP client gets: what was saved is what runs.
+    const tool = context.cache.tool(params.sub!, params.name!);
+    if (!tool) throw new McphostError('ERR_NOT_FOUND', `tool "${params.name}" does not exist on server "${params.sub}"`);
+    const result = await context.invoker.invoke({
+      tool,
+      args: body.params,
+      caller: { kind: 'admin' },
+      requestId: context.newRequestId(),
+    });
+    sendJson(res, 200, {
+      ok: result.ok,
+      ...(result.ok ? { result: result.value } : { error: result.error }),
+      logs: result.logs,
+      durationMs: result.durationMs,
+      version: result.version,
+    });
+  });
+}
+
+async function requireTool(context: AdminContext, subdomain: string, name: string): Promise<ToolRecord> {
+  await requireServer(context, subdomain);
+  const tool = await context.store.getTool(subdomain, name);
+  if (!tool) throw new McphostError('ERR_NOT_FOUND', `tool "${name}" does not exist on server "${subdomain}"`);
+  return tool;
+}

@@ -1,0 +1,77 @@
+/**
+ * Keeps the running parts in step with configuration changes, whichever
+ * replica made them: a tool saved or deleted retires its warm containers; a
+ * server deleted, deactivated, or whose security settings changed closes its
+ * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
+ * a changed tool list is announced to open sessions.
+ */
+import type { ConfigCache } from '../store/config-cache.js';
+import type { ServerRecord } from '../store/records.js';
+import type { SessionRegistry } from '../mcp/session-registry.js';
+import { poolKeyOf } from '../invocation/tool-invoker.js';
+
+interface Seen {
+  security: string;
+  tools: Map<string, number>;
+}
+
+export class ConfigSync {
+  readonly #cache: ConfigCache;
+  readonly #retireTool: (poolKey: string) => Promise<void> | void;
+  readonly #sessions: SessionRegistry;
+  readonly #seen = new Map<string, Seen>();
+
+  constructor(cache: ConfigCache, retireTool: (poolKey: string) => Promise<void> | void, sessions: SessionRegistry) {
+    this.#cache = cache;
+    this.#retireTool = retireTool;
+    this.#sessions = sessions;
+  }
+
+  /** Records the current state and starts following changes. */
+  start(): void {
+    for (const server of this.#cache.servers()) this.#seen.set(server.subdomain, this.#snapshot(server));
+    this.#cache.onInvalidate((subdomain) => this.#changed(subdomain));
+  }
+
+  #snapshot(server: ServerRecord): Seen {
+    const tools = new Map<string, number>();
+    for (const tool of this.#cache.tools(server.subdomain)) tools.set(tool.name, tool.version);
+    return { security: securityFingerprint(server), tools };
+  }
+
+  #changed(subdomain: string): void {
+    const before = this.#seen.get(subdomain);
+    const server = this.#cache.server(subdomain);
+    const after = server ? this.#snapshot(server) : undefined;
+    if (after) this.#seen.set(subdomain, after);
+    else this.#seen.delete(subdomain);
+
+    for (const [name, version] of before?.tools ?? []) {
+      if (after?.tools.get(name) !== version) void this.#retireTool(poolKeyOf(subdomain, name));
+    }
+    if (!after || !server?.active || before?.security !== after.security) {
+      void this.#sessions.closeSubdomain(subdomain);
+      return;
+    }
+    if (!sameTools(before?.tools, after.tools)) {
+      for (const session of this.#sessions.forSubdomain(subdomain)) session.notifyToolsChanged();
+    }
+  }
+}
+
+function securityFingerprint(server: ServerRecord): string {
+  return JSON.stringify([
+    server.active,
+    server.securityMode,
+    server.oauthMetadata?.issuer,
+    server.oauthMetadata?.jwks_uri,
+    server.oauthAudience,
+    server.oauthRequiredScopes,
+  ]);
+}
+
+function sameTools(a: Map<string, number> | undefined, b: Map<string, number>): boolean {
+  if (!a || a.size !== b.size) return false;
+  for (const [name, version] of a) if (b.get(name) !== version) return false;
+  return true;
+}

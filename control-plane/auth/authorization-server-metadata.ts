@@ -1,0 +1,183 @@
+/**
+ * Fetches and validates an Authorization Server's metadata (RFC 8414, or
+ * OpenID Connect Discovery as a fallback). Used when an operator saves OAuth
+ * 2.0 mode: everything wrong is reported at once, by name, so the settings
+ * page can say exactly what to fix.
+ */
+import { z } from 'zod';
+import { McphostError } from '../errors.js';
+import { fetchJsonDocument, type BoundedFetchResult } from './bounded-fetch.js';
+import { insecureUrlReason } from './secure-url.js';
+
+/** The fields mcphost needs from an Authorization Server, in the order they are reported. */
+export const REQUIRED_METADATA_FIELDS = [
+  'issuer',
+  'authorization_endpoint',
+  'token_endpoint',
+  'registration_endpoint',
+  'jwks_uri',
+] as const;
+
+const urlField = z.url({ protocol: /^https?$/ });
+
+/** Validated Authorization Server metadata; unknown members are kept. */
+export const authorizationServerMetadataSchema = z.looseObject({
+  issuer: urlField,
+  authorization_endpoint: urlField,
+  token_endpoint: urlField,
+  registration_endpoint: urlField,
+  jwks_uri: urlField,
+  scopes_supported: z.array(z.string()).optional(),
+  code_challenge_methods_supported: z.array(z.string()).optional(),
+  id_token_signing_alg_values_supported: z.array(z.string()).optional(),
+});
+
+/** Authorization Server metadata as mcphost uses it. */
+export type AuthorizationServerMetadata = z.infer<typeof authorizationServerMetadataSchema>;
+
+/** Options for fetchAuthorizationServerMetadata. */
+export interface FetchMetadataOptions {
+  /** Accept http:// to 127.0.0.0/8, ::1 and localhost (development only). */
+  allowInsecureLoopback: boolean;
+  /** Deadline per request in milliseconds; default 5000. */
+  timeoutMs?: number;
+  /** Largest accepted document in bytes; default 262144 (256 KiB). */
+  maxBytes?: number;
+  /** Fetch implementation; default the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Metadata plus what is odd but not fatal (e.g. no S256 PKCE advertised). */
+export interface FetchedMetadata {
+  metadata: AuthorizationServerMetadata;
+  /** The URL the metadata was read from. */
+  metadataUrl: string;
+  warnings: string[];
+}
+
+/**
+ * Reads metadata from a metadata URL (its path contains `/.well-known/`) or an
+ * issuer URL (then RFC 8414 and OIDC well-known locations are tried in turn).
+ * Throws McphostError('ERR_OAUTH_METADATA') naming what is wrong.
+ */
+export async function fetchAuthorizationServerMetadata(
+  url: string,
+  options: FetchMetadataOptions,
+): Promise<FetchedMetadata> {
+  if (typeof options?.allowInsecureLoopback !== 'boolean') {
+    throw new TypeError(
+      'fetchAuthorizationServerMetadata: options.allowInsecureLoopback must be a boolean',
+    );
+  }
+  const limits = {
+    timeoutMs: options.timeoutMs ?? 5000,
+    maxBytes: options.maxBytes ?? 256 * 1024,
+    fetch: options.fetch ?? globalThis.fetch,
+  };
+  const base = parseUrl(url);
+  const insecure = insecureUrlReason(base, options.allowInsecureLoopback);
+  if (insecure !== undefined) throw metadataError(`authorization server URL ${insecure}`, { url });
+
+  const candidates = metadataCandidates(base);
+  const tried: string[] = [];
+  for (const candidate of candidates) {
+    const result = await fetchJsonDocument(candidate, limits);
+    if (result.kind === 'http-status') {
+      tried.push(`${candidate.href} (HTTP ${result.status})`);
+      continue;
+    }
+    return validateDocument(candidate, result, options.allowInsecureLoopback);
+  }
+  throw metadataError(`no authorization server metadata found: ${tried.join(', ')}`, {
+    url,
+    tried,
+  });
+}
+
+/** The well-known URLs to try for `base`, most specific first. */
+export function metadataCandidates(base: URL): URL[] {
+  if (base.pathname.includes('/.well-known/')) return [base];
+  const path = base.pathname.replace(/\/+$/, '');
+  const at = (pathname: string): URL => new URL(pathname, base.origin);
+  const candidates = [at(`/.well-known/oauth-authorization-server${path}`)];
+  if (path !== '') candidates.push(at(`/.well-known/openid-configuration${path}`));
+  candidates.push(at(`${path}/.well-known/openid-configuration`));
+  return candidates;
+}
+
+function validateDocument(
+  metadataUrl: URL,
+  result: Exclude<BoundedFetchResult, { kind: 'http-status' }>,
+  allowInsecureLoopback: boolean,
+): FetchedMetadata {
+  const url = metadataUrl.href;
+  if (result.kind === 'failure') {
+    throw metadataError(`authorization server metadata at ${url}: ${result.reason}`, { url });
+  }
+  const document = result.value;
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    throw metadataError(`authorization server metadata at ${url} is not a JSON object`, { url });
+  }
+  const record = document as Record<string, unknown>;
+  const missing = REQUIRED_METADATA_FIELDS.filter(
+    (field) => record[field] === undefined || record[field] === '',
+  );
+  if (missing.length > 0) {
+    throw metadataError(
+      `authorization server metadata at ${url} is missing ${missing.join(', ')}`,
+      { url, missing },
+    );
+  }
+  const parsed = authorizationServerMetadataSchema.safeParse(document);
+  if (!parsed.success) {
+    const invalid = [
+      ...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '(document)'))),
+    ];
+    throw metadataError(
+      `authorization server metadata at ${url} has invalid ${invalid.join(', ')}`,
+      { url, invalid },
+    );
+  }
+  const metadata = parsed.data;
+  const insecure = REQUIRED_METADATA_FIELDS.filter(
+    (field) => insecureUrlReason(new URL(metadata[field]), allowInsecureLoopback) !== undefined,
+  );
+  if (insecure.length > 0) {
+    throw metadataError(
+      `authorization server metadata at ${url} has non-HTTPS ${insecure.join(', ')}`,
+      { url, insecure },
+    );
+  }
+  return { metadata, metadataUrl: url, warnings: collectWarnings(metadata, metadataUrl) };
+}
+
+function collectWarnings(metadata: AuthorizationServerMetadata, metadataUrl: URL): string[] {
+  const warnings: string[] = [];
+  if (!metadata.code_challenge_methods_supported?.includes('S256')) {
+    warnings.push(
+      'the authorization server does not advertise S256 in code_challenge_methods_supported; MCP clients require PKCE with S256',
+    );
+  }
+  // RFC 8414 §3.3 wants the issuer to match where metadata came from; a mismatch is
+  // usually a proxy or trailing-slash difference, so it is reported, not fatal.
+  if (!metadataUrl.href.startsWith(new URL(metadata.issuer).origin)) {
+    warnings.push(
+      `the issuer ${metadata.issuer} is on a different origin than ${metadataUrl.href}`,
+    );
+  }
+  return warnings;
+}
+
+function parseUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw metadataError(`authorization server URL ${JSON.stringify(url)} is not a valid URL`, {
+      url,
+    });
+  }
+}
+
+function metadataError(message: string, details: Record<string, unknown>): McphostError {
+  return new McphostError('ERR_OAUTH_METADATA', message, { details });
+}

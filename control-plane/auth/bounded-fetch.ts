@@ -1,0 +1,93 @@
+/**
+ * One GET of a small JSON document with a deadline and a size cap, for
+ * Authorization Server metadata. Redirects are not followed: a redirect could
+ * leave HTTPS, and an operator should configure the final URL.
+ */
+
+/** What fetchJsonDocument needs; `fetch` is injectable for tests of odd transports. */
+export interface BoundedFetchOptions {
+  /** Whole-request deadline in milliseconds. */
+  timeoutMs: number;
+  /** Largest accepted body in bytes. */
+  maxBytes: number;
+  /** Fetch implementation; default the global fetch. */
+  fetch: typeof fetch;
+}
+
+/** The outcome of one bounded GET; `failure` is a short phrase for an error message. */
+export type BoundedFetchResult =
+  | { kind: 'json'; status: number; value: unknown }
+  | { kind: 'http-status'; status: number }
+  | { kind: 'failure'; reason: string };
+
+/** GETs `url` and parses the body as JSON, within the time and size limits. */
+export async function fetchJsonDocument(
+  url: URL,
+  options: BoundedFetchOptions,
+): Promise<BoundedFetchResult> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  let response: Response;
+  try {
+    response = await options.fetch(url, {
+      method: 'GET',
+      redirect: 'manual',
+      headers: { accept: 'application/json' },
+      signal,
+    });
+  } catch (error) {
+    return { kind: 'failure', reason: describeFetchFailure(error, signal, options.timeoutMs) };
+  }
+  if (response.status < 200 || response.status > 299) {
+    await response.body?.cancel().catch(() => undefined);
+    return { kind: 'http-status', status: response.status };
+  }
+  let text: string;
+  try {
+    const body = await readLimited(response, options.maxBytes);
+    if (body === undefined)
+      return { kind: 'failure', reason: `the response is larger than ${options.maxBytes} bytes` };
+    text = body;
+  } catch (error) {
+    return { kind: 'failure', reason: describeFetchFailure(error, signal, options.timeoutMs) };
+  }
+  try {
+    return { kind: 'json', status: response.status, value: JSON.parse(text) as unknown };
+  } catch {
+    return { kind: 'failure', reason: 'the response is not JSON' };
+  }
+}
+
+/** The body as UTF-8 text, or undefined once it exceeds `maxBytes`. */
+export async function readLimited(
+  response: Response,
+  maxBytes: number,
+): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (true) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function describeFetchFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  if (signal.aborted) return `no answer within ${timeoutMs} ms`;
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return `unreachable (${typeof code === 'string' ? code : message})`;
+}

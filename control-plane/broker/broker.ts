@@ -1,0 +1,160 @@
+/**
+ * The broker: the only way tool code reaches the network. The warm-pool layer
+ * hands it each `call` message as `handle(op, args, {signal})` and sends back
+ * the value, or the McphostError's code and message, as the `reply`.
+ */
+import { z } from 'zod';
+import { CALL_OPERATIONS, type CallOperation } from '../../src/protocol/index.js';
+import { McphostError } from '../errors.js';
+import { DatabaseBroker } from './db/database-broker.js';
+import { EgressPolicy } from './egress/egress-policy.js';
+import { systemLookup, type HostLookup } from './egress/checked-resolver.js';
+import { createGuardedAgent } from './http/guarded-agent.js';
+import { performHttpRequest, type HttpLimits } from './http/http-client.js';
+import type { Agent } from 'undici';
+
+/** Options of Broker; every limit is optional and merges with its default using `??`. */
+export interface BrokerOptions {
+  /** Which destinations tool traffic may reach. */
+  egress: EgressPolicy;
+  http?: {
+    /** Resolve + TCP/TLS handshake per connection, ms. Default 10000. */
+    connectTimeoutMs?: number;
+    /** Whole sdk.http call including redirects and body, ms. Default 10000. */
+    totalTimeoutMs?: number;
+    /** Largest response body, bytes. Default 10 MiB. */
+    maxResponseBytes?: number;
+    /** Redirects followed (each re-checked) before ERR_HTTP_TOO_MANY_REDIRECTS. Default 5. */
+    maxRedirects?: number;
+  };
+  db?: {
+    /** Connections per set of connection parameters. Default 5. */
+    maxConnectionsPerKey?: number;
+    /** Connections across all databases. Default 50. */
+    maxConnectionsTotal?: number;
+    /** Idle connections and unused pools close after this, ms. Default 30000. */
+    idleMs?: number;
+    /** Resolve + connect + authenticate, ms. Default 10000. */
+    connectTimeoutMs?: number;
+    /** One statement, ms. Default 30000. */
+    statementTimeoutMs?: number;
+  };
+  /** Name resolution for egress checks. Default: the system resolver (dns.lookup, all addresses). */
+  lookup?: HostLookup;
+}
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const LimitsSchema = z.object({
+  http: z.object({
+    connectTimeoutMs: positiveInt,
+    totalTimeoutMs: positiveInt,
+    maxResponseBytes: nonNegativeInt,
+    maxRedirects: nonNegativeInt,
+  }),
+  db: z
+    .object({
+      maxConnectionsPerKey: positiveInt,
+      maxConnectionsTotal: positiveInt,
+      idleMs: positiveInt,
+      connectTimeoutMs: positiveInt,
+      statementTimeoutMs: positiveInt,
+    })
+    .refine(
+      (db) => db.maxConnectionsTotal >= db.maxConnectionsPerKey,
+      'maxConnectionsTotal must be ≥ maxConnectionsPerKey',
+    ),
+});
+
+/** Serves sdk.http and sdk.db for every container of this control plane. */
+export class Broker {
+  private readonly httpLimits: HttpLimits;
+  private readonly agent: Agent;
+  private readonly databases: DatabaseBroker;
+
+  constructor(options: BrokerOptions) {
+    if (!(options.egress instanceof EgressPolicy))
+      throw new TypeError('Broker: options.egress must be an EgressPolicy');
+    const parsed = LimitsSchema.safeParse({
+      http: {
+        connectTimeoutMs: options.http?.connectTimeoutMs ?? 10_000,
+        totalTimeoutMs: options.http?.totalTimeoutMs ?? 10_000,
+        maxResponseBytes: options.http?.maxResponseBytes ?? 10 * 1024 * 1024,
+        maxRedirects: options.http?.maxRedirects ?? 5,
+      },
+      db: {
+        maxConnectionsPerKey: options.db?.maxConnectionsPerKey ?? 5,
+        maxConnectionsTotal: options.db?.maxConnectionsTotal ?? 50,
+        idleMs: options.db?.idleMs ?? 30_000,
+        connectTimeoutMs: options.db?.connectTimeoutMs ?? 10_000,
+        statementTimeoutMs: options.db?.statementTimeoutMs ?? 30_000,
+      },
+    });
+    if (!parsed.success)
+      throw new TypeError(`Broker: invalid options: ${describeIssues(parsed.error)}`);
+    const lookup = options.lookup ?? systemLookup;
+    this.httpLimits = parsed.data.http;
+    this.agent = createGuardedAgent({
+      policy: options.egress,
+      lookup,
+      connectTimeoutMs: this.httpLimits.connectTimeoutMs,
+    });
+    this.databases = new DatabaseBroker(options.egress, lookup, parsed.data.db);
+  }
+
+  /**
+   * Performs one brokered call. `args` is parsed with the op's schema; every
+   * failure is a McphostError whose code travels on the wire.
+   */
+  async handle(
+    op: CallOperation,
+    args: unknown,
+    context: { signal: AbortSignal },
+  ): Promise<unknown> {
+    switch (op) {
+      case 'http':
+        return performHttpRequest(this.agent, parseArgs(op, args), this.httpLimits, context.signal);
+      case 'db.select':
+        return this.databases.select(parseArgs(op, args), context.signal);
+      case 'db.insert':
+        return this.databases.insert(parseArgs(op, args), context.signal);
+      case 'db.query':
+        return this.databases.query(parseArgs(op, args), context.signal);
+      default:
+        throw new McphostError(
+          'ERR_INVALID_ARGUMENT',
+          `unknown sdk operation ${JSON.stringify(op)}`,
+        );
+    }
+  }
+
+  /** Open database connections across all pools, for tests and metrics. */
+  openDatabaseConnections(): Promise<number> {
+    return this.databases.openConnections();
+  }
+
+  /** Closes the HTTP agent and every database pool. */
+  async close(): Promise<void> {
+    await Promise.all([this.agent.close(), this.databases.close()]);
+  }
+}
+
+function parseArgs<Op extends CallOperation>(
+  op: Op,
+  args: unknown,
+): z.output<(typeof CALL_OPERATIONS)[Op]> {
+  const parsed = CALL_OPERATIONS[op].safeParse(args);
+  if (!parsed.success) {
+    const api = op === 'http' ? 'sdk.http' : `sdk.db ${op.slice(3)}`;
+    throw new McphostError('ERR_INVALID_ARGUMENT', `${api}: ${describeIssues(parsed.error)}`);
+  }
+  return parsed.data as z.output<(typeof CALL_OPERATIONS)[Op]>;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) =>
+      issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`,
+    )
+    .join('; ');
+}

@@ -1,0 +1,84 @@
+/**
+ * Tool arguments against the tool's parameter declarations: the JSON Schema
+ * clients see in `tools/list`, and the check every call passes before a
+ * container is touched. Both come from the same declarations.
+ */
+import type { ToolParameter } from '../store/records.js';
+
+type ParameterDeclaration = ToolParameter;
+type ParameterType = ToolParameter['type'];
+
+export interface InputSchema {
+  [key: string]: unknown;
+  type: 'object';
+  properties: Record<string, { type: ParameterType; description?: string }>;
+  required?: string[];
+  additionalProperties: false;
+}
+
+/** The `inputSchema` of a tool in `tools/list`. */
+export function inputSchemaFor(parameters: readonly ParameterDeclaration[]): InputSchema {
+  const properties: InputSchema['properties'] = {};
+  for (const parameter of parameters) {
+    properties[parameter.name] =
+      parameter.description === undefined
+        ? { type: parameter.type }
+        : { type: parameter.type, description: parameter.description };
+  }
+  const required = parameters.filter((p) => p.required).map((p) => p.name);
+  return required.length > 0
+    ? { type: 'object', properties, required, additionalProperties: false }
+    : { type: 'object', properties, additionalProperties: false };
+}
+
+export type ArgumentCheck =
+  | { ok: true; params: Record<string, unknown> }
+  | { ok: false; message: string };
+
+/**
+ * Checks arguments against declarations: every required parameter present,
+ * each value of its declared type, nothing undeclared. `null` counts as absent
+ * for optional parameters (clients send it for "no value").
+ */
+export function checkArguments(
+  parameters: readonly ParameterDeclaration[],
+  args: Record<string, unknown> | undefined,
+): ArgumentCheck {
+  const given = args ?? {};
+  const declared = new Map(parameters.map((p) => [p.name, p]));
+  for (const name of Object.keys(given)) {
+    if (!declared.has(name)) {
+      const known = parameters.map((p) => p.name).join(', ') || 'none';
+      return { ok: false, message: `unknown parameter "${name}" (declared: ${known})` };
+    }
+  }
+  const params: Record<string, unknown> = {};
+  for (const parameter of parameters) {
+    const value = given[parameter.name];
+    if (value === undefined || (value === null && !parameter.required)) {
+      if (parameter.required) return { ok: false, message: `missing required parameter "${parameter.name}" (${parameter.type})` };
+      continue;
+    }
+    const actual = typeOfValue(value);
+    // An integer is also a number; a number is an integer only when whole.
+    const matches = actual === parameter.type || (parameter.type === 'number' && actual === 'integer');
+    if (!matches) {
+      return {
+        ok: false,
+        message: `parameter "${parameter.name}" must be of type ${parameter.type}, got ${actual}`,
+      };
+    }
+    params[parameter.name] = value;
+  }
+  return { ok: true, params };
+}
+
+function typeOfValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return 'non-finite number';
+    return Number.isInteger(value) ? 'integer' : 'number';
+  }
+  return typeof value;
+}

@@ -1,0 +1,163 @@
+/**
+ * One tool invocation from any entry point (an MCP `tools/call`, the admin
+ * API's test run): cached configuration in, sandbox run, brokered calls,
+ * secrets redacted, the invocation log written behind. Nothing here touches
+ * the store: configuration comes from the in-memory cache.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CallOperation } from '../../src/protocol/index.js';
+import { McphostError } from '../errors.js';
+import { resolveLimits, type InvocationLimits } from '../sandbox/limits.js';
+import type {
+  CallContext,
+  InvocationOutcome,
+  LogEntry,
+  OutcomeError,
+  ToolRuntime,
+  InvokeHooks,
+} from '../sandbox/invocation.js';
+import type { ToolDefinition } from '../store/records.js';
+import { checkArguments } from './arguments.js';
+import { createRedactor } from './redact.js';
+
+/** Who made a call, as recorded in the invocation log (never a token). */
+export type Caller =
+  | { kind: 'anonymous' }
+  | { kind: 'admin' }
+  | { kind: 'oauth'; subject?: string; clientId?: string };
+
+/** A tool as the invoker needs it (from the configuration cache). */
+export interface InvocableTool extends ToolDefinition {
+  subdomain: string;
+  name: string;
+  version: number;
+}
+
+/** The narrow ports the invoker depends on; the real classes satisfy them. */
+export interface InvokerPorts {
+  sandbox: { invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> };
+  broker: { handle(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown> };
+  secrets(subdomain: string): Readonly<Record<string, string>>;
+  log: { append(entry: InvocationLogEntry): void };
+}
+
+export interface InvocationLogEntry {
+  id: string;
+  at: string;
+  server: string;
+  tool: string;
+  version: number;
+  durationMs: number;
+  ok: boolean;
+  errorCode: string | null;
+  errorMessage: string | null;
+  logs: LogEntry[];
+  caller: Caller;
+  requestId: string;
+}
+
+export interface InvokeRequest {
+  tool: InvocableTool;
+  /** Arguments as the client sent them; checked against the declarations here. */
+  args: Record<string, unknown> | undefined;
+  caller: Caller;
+  requestId: string;
+  signal?: AbortSignal;
+  /** Each console line, redacted, while the call runs. */
+  onLog?: (entry: LogEntry) => void;
+}
+
+export interface InvokeResult {
+  ok: boolean;
+  value?: unknown;
+  error?: OutcomeError;
+  logs: LogEntry[];
+  durationMs: number;
+  version: number;
+}
+
+export class ToolInvoker {
+  readonly #ports: InvokerPorts;
+  readonly #defaults: InvocationLimits;
+
+  /** `defaults`: the service-wide limits from the configuration. */
+  constructor(ports: InvokerPorts, defaults: InvocationLimits) {
+    this.#ports = ports;
+    this.#defaults = defaults;
+  }
+
+  /** Runs a tool; tool failures are results (`ok: false`), never exceptions. */
+  async invoke(request: InvokeRequest): Promise<InvokeResult> {
+    const { tool } = request;
+    const started = Date.now();
+    const checked = checkArguments(tool.parameters, request.args);
+    if (!checked.ok) {
+      const error: OutcomeError = { code: 'ERR_INVALID_ARGUMENT', message: checked.message };
+      return this.#finish(request, { ok: false, error, logs: [], durationMs: 0, queueMs: 0 }, started);
+    }
+    const env = pickSecrets(this.#ports.secrets(tool.subdomain), tool.secrets);
+    const redact = createRedactor(env);
+    const runtime: ToolRuntime = {
+      poolKey: poolKeyOf(tool.subdomain, tool.name),
+      code: tool.code,
+      env,
+      limits: resolveLimits(tool.limits, undefined, this.#defaults),
+      strict: tool.strict,
+    };
+    const onLog = request.onLog;
+    const outcome = await this.#ports.sandbox.invoke(runtime, {
+      params: checked.params,
+      signal: request.signal,
+      onLog: onLog && ((entry) => onLog({ ...entry, text: redact(entry.text) })),
+      onCall: (operation, args, context) => this.#ports.broker.handle(operation, args, context),
+    });
+    const redacted: InvocationOutcome = {
+      ...outcome,
+      logs: outcome.logs.map((entry) => ({ ...entry, text: redact(entry.text) })),
+      error: outcome.error && { ...outcome.error, message: redact(outcome.error.message) },
+    };
+    return this.#finish(request, redacted, started);
+  }
+
+  #finish(request: InvokeRequest, outcome: InvocationOutcome, started: number): InvokeResult {
+    const { tool } = request;
+    this.#ports.log.append({
+      id: randomUUID(),
+      at: new Date(started).toISOString(),
+      server: tool.subdomain,
+      tool: tool.name,
+      version: tool.version,
+      durationMs: outcome.durationMs,
+      ok: outcome.ok,
+      errorCode: outcome.error?.code ?? null,
+      errorMessage: outcome.error?.message ?? null,
+      logs: outcome.logs,
+      caller: request.caller,
+      requestId: request.requestId,
+    });
+    const result: InvokeResult = { ok: outcome.ok, logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };
+    if (outcome.ok) result.value = outcome.value ?? null;
+    else result.error = outcome.error ?? { code: 'ERR_INTERNAL', message: 'invocation failed without an error' };
+    return result;
+  }
+}
+
+/** The warm-pool key of a tool: one pool per server and tool. */
+export function poolKeyOf(subdomain: string, toolName: string): string {
+  return `${subdomain}/${toolName}`;
+}
+
+/** Only the secrets a tool lists; a listed secret that is not set is absent from `env`. */
+function pickSecrets(all: Readonly<Record<string, string>>, names: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = all[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** Thrown when a tool does not exist; the MCP layer turns it into a JSON-RPC error. */
+export function unknownTool(subdomain: string, name: string): McphostError {
+  return new McphostError('ERR_NOT_FOUND', `tool "${name}" does not exist on server "${subdomain}"`);
+}

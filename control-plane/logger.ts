@@ -1,0 +1,23 @@
+/**
+ * Structured JSON logs (pino). Authorization headers and anything named like
+ * a secret are redacted by path, as a second line of defence: the code never
+ * logs a token or a secret value on purpose.
+ */
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Creates the service logger at `level`. */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'mcphost' },
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', '*.password', '*.token', '*.secret', 'env'],
+        censor: '[REDACTED]',
+      },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * `npm start`: loads the configuration, starts the service, prints where it
+ * answers (and the admin token, once, when it was generated), and shuts down
+ * cleanly on SIGINT/SIGTERM. `--demo` also creates a demo server.
+ */
+import { isMcphostError } from './errors.js';
+import { loadConfig, serverAddress } from './config.js';
+import { createLogger } from './logger.js';
+import { startApp } from './app/app.js';
+import { createDemoServer } from './app/demo.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error(isMcphostError(error) ? error.message : error);
+    process.exit(78); // EX_CONFIG
+  }
+  const log = createLogger(config.logLevel);
+  const app = await startApp(config, log);
+  const adminUrl = `http://localhost:${app.adminPort}`;
+  const banner = [
+    '',
+    `mcphost is running.`,
+    `  admin API:   ${adminUrl}/api  (OpenAPI: ${adminUrl}/api/openapi.json)`,
+    `  MCP servers: ${serverAddress(config, '{subdomain}')}/mcp`,
+  ];
+  if (app.generatedAdminToken) {
+    banner.push(
+      '',
+      `  Admin token (shown only this once; set ADMIN_TOKEN to choose your own):`,
+      `    ${app.generatedAdminToken}`,
+    );
+  }
+  banner.push(
+    '',
+    '  Create a first server:',
+    `    curl -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \\`,
+    `      -d '{"subdomain":"demo"}' ${adminUrl}/api/servers`,
+    '',
+  );
+  if (process.argv.includes('--demo')) {
+    const token = config.adminToken ?? app.generatedAdminToken;
+    if (token === undefined) {
+      banner.push('  --demo needs the admin token: set ADMIN_TOKEN (it was generated at an earlier start).');
+    } else {
+      const created = await createDemoServer(`http://127.0.0.1:${app.adminPort}`, token);
+      banner.push(`  Demo server: ${serverAddress(config, created.subdomain)}/mcp with tools ${created.tools.join(', ')}`, '');
+    }
+  }
+  process.stdout.write(`${banner.join('\n')}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(isMcphostError(error) ? `mcphost could not start: ${error.code}: ${error.message}` : error);
+  process.exit(1);
+});

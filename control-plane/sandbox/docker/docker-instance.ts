@@ -1,0 +1,132 @@
+/**
+ * One running runner container as a SandboxInstance: stdin writes go down the
+ * hijacked attach socket, stdout/stderr come back demultiplexed, and `exited`
+ * settles after the engine's wait, an inspect (exit code, OOM) and removal.
+ */
+import { constants } from 'node:os';
+import type { Duplex } from 'node:stream';
+import type { SandboxExit, SandboxInstance } from '../driver.js';
+import type { ContainerClient } from './container-client.js';
+import { StderrTail, looksLikeHeapExhaustion } from './stderr-tail.js';
+import { StreamDemuxer } from './stream-demuxer.js';
+
+/** What a DockerInstance needs besides its container. */
+export interface DockerInstanceSettings {
+  /** How long `kill()` waits for the exit before forcing removal, in ms. */
+  killTimeoutMs: number;
+  /** Bytes of stderr kept for `SandboxExit.stderrTail`. */
+  stderrTailBytes: number;
+}
+
+// After the engine reports the exit, the attach stream may still carry the
+// last stderr bytes; wait this long (ms) for it to end before reporting.
+const STREAM_DRAIN_MS = 500;
+
+/** A started, attached container. Construct only through DockerSandbox.start. */
+export class DockerInstance implements SandboxInstance {
+  readonly id: string;
+  readonly exited: Promise<SandboxExit>;
+  readonly #client: ContainerClient;
+  readonly #socket: Duplex;
+  readonly #settings: DockerInstanceSettings;
+  readonly #stderr: StderrTail;
+  readonly #socketClosed: Promise<void>;
+  #listeners: ((chunk: Buffer) => void)[] = [];
+  // stdout that arrived before anyone listened (the harness may be quick to say `ready`).
+  #early: Buffer[] | undefined = [];
+  #killing: Promise<void> | undefined;
+  #gone = false;
+
+  constructor(
+    id: string,
+    socket: Duplex,
+    client: ContainerClient,
+    settings: DockerInstanceSettings,
+  ) {
+    this.id = id;
+    this.#client = client;
+    this.#socket = socket;
+    this.#settings = settings;
+    this.#stderr = new StderrTail(settings.stderrTailBytes);
+    const demuxer = new StreamDemuxer((stream, payload) => {
+      if (stream === 'stderr') this.#stderr.push(payload);
+      else this.#emitStdout(payload);
+    });
+    socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
+    this.#socketClosed = new Promise((resolve) => {
+      socket.once('close', () => resolve());
+      socket.once('end', () => resolve());
+    });
+    // A broken socket shows up as the container's exit; nothing to throw at.
+    socket.on('error', () => {});
+    this.exited = this.#watchExit();
+  }
+
+  write(data: string): void {
+    if (this.#gone || this.#socket.destroyed || !this.#socket.writable) return;
+    this.#socket.write(data);
+  }
+
+  onStdout(listener: (chunk: Buffer) => void): void {
+    this.#listeners.push(listener);
+    const early = this.#early;
+    if (early === undefined) return;
+    this.#early = undefined;
+    for (const chunk of early) listener(chunk);
+  }
+
+  kill(): Promise<void> {
+    this.#killing ??= this.#killOnce();
+    return this.#killing;
+  }
+
+  async #killOnce(): Promise<void> {
+    if (this.#gone) return;
+    await this.#client.kill(this.id).catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      this.exited.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.#settings.killTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) await this.#client.remove(this.id).catch(() => {});
+  }
+
+  #emitStdout(payload: Buffer): void {
+    if (this.#early !== undefined) {
+      this.#early.push(Buffer.from(payload));
+      return;
+    }
+    for (const listener of this.#listeners) listener(payload);
+  }
+
+  async #watchExit(): Promise<SandboxExit> {
+    const waited = await this.#client.wait(this.id).catch(() => null);
+    await Promise.race([this.#socketClosed, delay(STREAM_DRAIN_MS)]);
+    this.#gone = true;
+    this.#socket.destroy();
+    const end = await this.#client.inspectEnd(this.id).catch(() => undefined);
+    await this.#client.remove(this.id).catch(() => {});
+    const exitCode = end?.exitCode ?? waited;
+    const stderrTail = this.#stderr.text();
+    return {
+      exitCode,
+      signal: signalOfExitCode(exitCode),
+      oomKilled: end?.oomKilled === true || looksLikeHeapExhaustion(stderrTail),
+      stderrTail,
+    };
+  }
+}
+
+/** Docker reports death by signal N as exit code 128 + N. */
+function signalOfExitCode(exitCode: number | null): string | undefined {
+  if (exitCode === null || exitCode <= 128 || exitCode > 128 + 64) return undefined;
+  const number = exitCode - 128;
+  return Object.entries(constants.signals).find(([, value]) => value === number)?.[0];
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,150 @@
+/**
+ * SandboxDriver on a Docker engine: each instance is a hardened runner
+ * container (see hardened-container-config.ts), attached before it starts so
+ * no early output is lost. Every container carries the plane's name and this
+ * driver's instance id, so a restarted control plane can reap what a killed
+ * one left behind without touching other planes sharing the engine.
+ */
+import { randomUUID } from 'node:crypto';
+import Dockerode from 'dockerode';
+import { z } from 'zod';
+import { McphostError } from '../../errors.js';
+import type { SandboxDriver, SandboxInstance, SandboxSpec } from '../driver.js';
+import { DockerodeContainerClient, type ContainerClient } from './container-client.js';
+import { DockerInstance } from './docker-instance.js';
+import {
+  hardenedContainerOptions,
+  PLANE_INSTANCE_LABEL,
+  PLANE_LABEL,
+} from './hardened-container-config.js';
+import { DEFAULT_STDERR_TAIL_BYTES } from './stderr-tail.js';
+
+/** Options of {@link DockerSandbox}. */
+export interface DockerSandboxOptions {
+  /** Engine to use; default `new Dockerode()`. Ignored when `client` is given. */
+  docker?: Dockerode;
+  /** Container operations; default a DockerodeContainerClient over `docker`. */
+  client?: ContainerClient;
+  /** Runner image tag (from ensureRunnerImage). */
+  image: string;
+  /** Scope of reaping: containers of other plane names are never touched. Letters, digits, `._-`. */
+  planeName: string;
+  /** Extra labels on every container; default none. */
+  labels?: Record<string, string>;
+  /** Size of the /tmp tmpfs in MiB; default 16. */
+  tmpfsMb?: number;
+  /** Open-file limit (soft = hard); default 256. */
+  nofile?: number;
+  /** How long kill() waits for the exit before forcing removal, in ms; default 10 000. */
+  killTimeoutMs?: number;
+  /** Bytes of stderr kept for exit diagnostics; default 8 192. */
+  stderrTailBytes?: number;
+}
+
+const OptionsSchema = z.object({
+  image: z.string().min(1),
+  planeName: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'planeName: letters, digits and ._- only'),
+  labels: z.record(z.string(), z.string()).optional(),
+  tmpfsMb: z.number().int().positive().optional(),
+  nofile: z.number().int().positive().optional(),
+  killTimeoutMs: z.number().int().nonnegative().optional(),
+  stderrTailBytes: z.number().int().positive().optional(),
+});
+
+/** Checks a spec handed in by our own pools; a bad one is a programming error. */
+const SpecSchema = z.object({
+  labels: z.record(z.string(), z.string()),
+  memoryMb: z.number().int().min(6, 'memoryMb: Docker needs at least 6 MiB'),
+  cpus: z.number().positive(),
+  pids: z.number().int().positive(),
+  command: z.array(z.string()).min(1).optional(),
+});
+
+/** Runs each sandbox instance as a hardened Docker container. */
+export class DockerSandbox implements SandboxDriver {
+  readonly kind = 'docker' as const;
+  /** This driver's identity on the engine (the `mcphost.plane-instance` label). */
+  readonly planeInstance = randomUUID();
+  readonly #client: ContainerClient;
+  readonly #settings: Required<Omit<DockerSandboxOptions, 'docker' | 'client'>>;
+  readonly #live = new Set<DockerInstance>();
+  #closed = false;
+
+  constructor(options: DockerSandboxOptions) {
+    const parsed = OptionsSchema.safeParse(options);
+    if (!parsed.success)
+      throw new TypeError(`DockerSandbox: ${parsed.error.issues[0]?.message ?? 'bad options'}`);
+    this.#client =
+      options.client ?? new DockerodeContainerClient(options.docker ?? new Dockerode());
+    this.#settings = {
+      image: options.image,
+      planeName: options.planeName,
+      labels: options.labels ?? {},
+      tmpfsMb: options.tmpfsMb ?? 16,
+      nofile: options.nofile ?? 256,
+      killTimeoutMs: options.killTimeoutMs ?? 10_000,
+      stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
+    };
+  }
+
+  /** The container client this driver uses (pools and tests may inspect with it). */
+  get client(): ContainerClient {
+    return this.#client;
+  }
+
+  async start(spec: SandboxSpec): Promise<SandboxInstance> {
+    const checked = SpecSchema.safeParse(spec);
+    if (!checked.success)
+      throw new TypeError(`DockerSandbox.start: ${checked.error.issues[0]?.message ?? 'bad spec'}`);
+    if (this.#closed)
+      throw new McphostError('ERR_SHUTTING_DOWN', 'the Docker sandbox driver is closed');
+    const options = hardenedContainerOptions(spec, {
+      ...this.#settings,
+      planeInstance: this.planeInstance,
+    });
+    const id = await this.#client.create(options);
+    let instance: DockerInstance;
+    try {
+      // Attach before start: output written in the first milliseconds is not lost.
+      const socket = await this.#client.attach(id);
+      try {
+        await this.#client.start(id);
+      } catch (error) {
+        socket.destroy();
+        throw error;
+      }
+      instance = new DockerInstance(id, socket, this.#client, this.#settings);
+    } catch (error) {
+      await this.#client.remove(id).catch(() => {});
+      throw error;
+    }
+    this.#live.add(instance);
+    void instance.exited.then(() => this.#live.delete(instance));
+    // close() may have run while we were starting; it could not see this one.
+    if (this.#closed) {
+      await instance.kill();
+      throw new McphostError('ERR_SHUTTING_DOWN', 'the Docker sandbox driver is closed');
+    }
+    return instance;
+  }
+
+  async reapLeftovers(): Promise<number> {
+    const ours = await this.#client.listByLabels({ [PLANE_LABEL]: this.#settings.planeName });
+    const leftovers = ours.filter(
+      (container) => container.labels[PLANE_INSTANCE_LABEL] !== this.planeInstance,
+    );
+    await Promise.all(leftovers.map((container) => this.#client.remove(container.id)));
+    return leftovers.length;
+  }
+
+  async ping(): Promise<void> {
+    await this.#client.ping();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#live].map((instance) => instance.kill()));
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The create options of every runner container, in one place so the hardening
+ * can be read (and asserted) as a whole: no network, read-only root, a small
+ * noexec /tmp, no capabilities, no privilege gain, a non-root user, and hard
+ * limits on memory (no swap), CPU, processes and open files.
+ */
+import type Dockerode from 'dockerode';
+import type { SandboxSpec } from '../driver.js';
+import { harnessCommandInImage, RUNNER_USER } from '../image/harness-command.js';
+
+/** Label naming the control plane (its scope) a container belongs to. */
+export const PLANE_LABEL = 'mcphost.plane';
+/** Label naming the driver instance (one control-plane process) that started it. */
+export const PLANE_INSTANCE_LABEL = 'mcphost.plane-instance';
+
+const MIB = 1024 * 1024;
+
+/** Everything besides the spec that shapes a container. */
+export interface HardeningSettings {
+  image: string;
+  planeName: string;
+  planeInstance: string;
+  /** Extra labels of the driver; the spec's and the plane's labels win over them. */
+  labels: Record<string, string>;
+  /** Size of the /tmp tmpfs, in MiB. */
+  tmpfsMb: number;
+  /** Soft and hard limit of open file descriptors. */
+  nofile: number;
+}
+
+/**
+ * Create options for one runner container. AutoRemove is off on purpose: the
+ * driver inspects the stopped container (exit code, OOMKilled) and then
+ * removes it itself — with AutoRemove the engine may delete it before the
+ * inspect, losing the OOM verdict. Leftovers of a crashed control plane are
+ * found by label and reaped.
+ */
+export function hardenedContainerOptions(
+  spec: SandboxSpec,
+  settings: HardeningSettings,
+): Dockerode.ContainerCreateOptions {
+  // Without an explicit command the harness runs with V8 flags sized to the limit.
+  const entrypoint = spec.command ?? harnessCommandInImage(spec.memoryMb);
+  return {
+    Image: settings.image,
+    Entrypoint: entrypoint,
+    Cmd: [],
+    User: RUNNER_USER,
+    WorkingDir: '/tmp',
+    Env: [],
+    Labels: {
+      ...settings.labels,
+      ...spec.labels,
+      [PLANE_LABEL]: settings.planeName,
+      [PLANE_INSTANCE_LABEL]: settings.planeInstance,
+    },
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: true,
+    StdinOnce: false,
+    Tty: false,
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': `rw,noexec,nosuid,nodev,size=${settings.tmpfsMb}m` },
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      PidsLimit: spec.pids,
+      Memory: spec.memoryMb * MIB,
+      // Equal to Memory: no swap, so the limit is a real limit.
+      MemorySwap: spec.memoryMb * MIB,
+      NanoCpus: Math.round(spec.cpus * 1e9),
+      Ulimits: [{ Name: 'nofile', Soft: settings.nofile, Hard: settings.nofile }],
+      AutoRemove: false,
+      RestartPolicy: { Name: 'no' },
+      IpcMode: 'private',
+      // Diagnostics travel over the attach stream; nothing is written to the engine's disk.
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}

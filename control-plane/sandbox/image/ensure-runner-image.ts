@@ -1,0 +1,225 @@
+/**
+ * Makes sure the runner image exists and returns the tag to run. The tag is
+ * content-addressed — a hash of Dockerfile.runner, the harness bundle and the
+ * base — so a harness change builds a new image and an unchanged one is reused
+ * after a single `inspect`.
+ *
+ * Bases: `registry` builds FROM the Node image (pulled by the build if
+ * missing); `local` builds FROM `mcphost-node-base:<version>`, a scratch image
+ * holding the host's own node (works with no registry at all); `auto` (the
+ * default) uses the Node image when the engine already has it, else a runner
+ * already built on the local base, else tries the registry for a short while,
+ * else falls back to local and says why. The environment variable
+ * MCPHOST_RUNNER_BASE (auto|registry|local) only changes the default of `base`.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Dockerode from 'dockerode';
+import { z } from 'zod';
+import { McphostError } from '../../errors.js';
+import { packBuildContext } from './build-context.js';
+import { buildImage, imageExists, messageOf, pullImage } from './image-builds.js';
+import { ensureLocalNodeBase } from './local-node-base.js';
+import { defaultHarnessDir, runnerDockerfilePath } from './repo-paths.js';
+
+/** Where the runner's Node comes from. */
+export const RunnerBase = z.enum(['auto', 'registry', 'local']);
+export type RunnerBase = z.infer<typeof RunnerBase>;
+
+/** Node image of the registry path. */
+export const DEFAULT_NODE_IMAGE = 'node:22-slim';
+
+/** Repository part of every runner image tag. */
+export const RUNNER_IMAGE_REPOSITORY = 'mcphost-runner';
+
+/** Options of {@link ensureRunnerImage}. */
+export interface EnsureRunnerImageOptions {
+  /** Engine to build on; default `new Dockerode()` (DOCKER_HOST or /var/run/docker.sock). */
+  docker?: Dockerode;
+  /** Base choice; default MCPHOST_RUNNER_BASE from `env`, else `auto`. */
+  base?: RunnerBase;
+  /** Node image for the registry path; default `node:22-slim`. */
+  nodeImage?: string;
+  /** Folder holding harness.mjs and lodash.min.js; default `<repo>/dist/runner`. */
+  harnessDir?: string;
+  /** How long `auto` tries the registry before falling back to local, in ms; default 15 000. */
+  registryTimeoutMs?: number;
+  /** Receives progress and decisions, one line each; default: dropped. */
+  log?: (line: string) => void;
+  /** Environment the default of `base` is read from; default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+const OptionsSchema = z.object({
+  base: RunnerBase.optional(),
+  nodeImage: z.string().min(1).optional(),
+  harnessDir: z.string().min(1).optional(),
+  registryTimeoutMs: z.number().int().nonnegative().optional(),
+});
+
+/** The files the runner image is built from. */
+interface RunnerIngredients {
+  dockerfile: Buffer;
+  harness: Buffer;
+  lodash: Buffer;
+}
+
+/** A resolved base: the image to build FROM (if known yet) and what identifies it in the tag. */
+interface ResolvedBase {
+  descriptor: string;
+  /** Image to pass as NODE_IMAGE; for local it is built only when needed. */
+  nodeImage: () => Promise<string>;
+}
+
+/** Ensures the runner image exists (building it if needed) and returns its tag. */
+export async function ensureRunnerImage(options: EnsureRunnerImageOptions = {}): Promise<string> {
+  const parsed = OptionsSchema.safeParse(options);
+  if (!parsed.success)
+    throw new TypeError(`ensureRunnerImage: ${parsed.error.issues[0]?.message ?? 'bad options'}`);
+  const base = options.base ?? defaultBase(options.env ?? process.env);
+  const docker = options.docker ?? new Dockerode();
+  const log = options.log ?? (() => {});
+  const nodeImage = options.nodeImage ?? DEFAULT_NODE_IMAGE;
+  const ingredients = await readIngredients(options.harnessDir ?? defaultHarnessDir());
+
+  const local = localBase(docker, log);
+  let resolved: ResolvedBase;
+  if (base === 'local') resolved = local;
+  else if (base === 'registry') resolved = await registryBase(docker, nodeImage, log);
+  else
+    resolved = await autoBase(
+      docker,
+      nodeImage,
+      ingredients,
+      local,
+      options.registryTimeoutMs ?? 15_000,
+      log,
+    );
+
+  const tag = runnerImageTag(ingredients, resolved.descriptor);
+  if (await imageExists(docker, tag)) return tag;
+
+  const from = await resolved.nodeImage();
+  log(`building ${tag} FROM ${from}`);
+  const context = await packBuildContext([
+    { name: 'Dockerfile', content: ingredients.dockerfile },
+    { name: 'harness.mjs', content: ingredients.harness },
+    { name: 'lodash.min.js', content: ingredients.lodash },
+  ]);
+  await buildImage(docker, context, {
+    tag,
+    buildArgs: { NODE_IMAGE: from },
+    labels: { 'mcphost.runner-base': resolved.descriptor },
+    log,
+  });
+  log(`built ${tag}`);
+  return tag;
+}
+
+/** The base named by MCPHOST_RUNNER_BASE, else `auto`; anything else is a configuration error. */
+function defaultBase(env: Record<string, string | undefined>): RunnerBase {
+  const parsed = RunnerBase.safeParse(env.MCPHOST_RUNNER_BASE ?? 'auto');
+  if (parsed.success) return parsed.data;
+  throw new McphostError(
+    'ERR_CONFIG',
+    `MCPHOST_RUNNER_BASE must be auto, registry or local, got "${env.MCPHOST_RUNNER_BASE}"`,
+  );
+}
+
+/** The content-addressed tag for these ingredients on this base. */
+export function runnerImageTag(ingredients: RunnerIngredients, baseDescriptor: string): string {
+  const hash = createHash('sha256');
+  for (const part of [
+    ingredients.dockerfile,
+    ingredients.harness,
+    ingredients.lodash,
+    Buffer.from(baseDescriptor),
+  ]) {
+    // Length prefixes keep two different splits of the same bytes apart.
+    hash.update(`${part.length}:`);
+    hash.update(part);
+  }
+  return `${RUNNER_IMAGE_REPOSITORY}:${hash.digest('hex').slice(0, 16)}`;
+}
+
+async function readIngredients(harnessDir: string): Promise<RunnerIngredients> {
+  const read = async (path: string, what: string): Promise<Buffer> => {
+    try {
+      return await readFile(path);
+    } catch (error) {
+      throw new McphostError(
+        'ERR_IMAGE_BUILD',
+        `cannot build the runner image: ${what} is missing at ${path} (build the harness first: npm run runner:image)`,
+        { cause: error },
+      );
+    }
+  };
+  return {
+    dockerfile: await read(runnerDockerfilePath(), 'Dockerfile.runner'),
+    harness: await read(join(harnessDir, 'harness.mjs'), 'the harness bundle'),
+    lodash: await read(join(harnessDir, 'lodash.min.js'), 'the lodash bundle'),
+  };
+}
+
+function localBase(docker: Dockerode, log: (line: string) => void): ResolvedBase {
+  return {
+    descriptor: `local:${process.version}:${process.arch}`,
+    nodeImage: () => ensureLocalNodeBase({ docker, log }),
+  };
+}
+
+async function registryBase(
+  docker: Dockerode,
+  nodeImage: string,
+  log: (line: string) => void,
+): Promise<ResolvedBase> {
+  let id = await imageIdOf(docker, nodeImage);
+  if (id === undefined) {
+    log(`pulling ${nodeImage}`);
+    await pullImage(docker, nodeImage, { timeoutMs: REGISTRY_PULL_TIMEOUT_MS, log });
+    id = await imageIdOf(docker, nodeImage);
+  }
+  // The image id makes a newer pull of the same tag rebuild the runner.
+  return { descriptor: `image:${nodeImage}@${id ?? 'unknown'}`, nodeImage: async () => nodeImage };
+}
+
+/** How long the explicit `registry` path waits for a pull, in ms. */
+const REGISTRY_PULL_TIMEOUT_MS = 600_000;
+
+async function autoBase(
+  docker: Dockerode,
+  nodeImage: string,
+  ingredients: RunnerIngredients,
+  local: ResolvedBase,
+  registryTimeoutMs: number,
+  log: (line: string) => void,
+): Promise<ResolvedBase> {
+  if ((await imageIdOf(docker, nodeImage)) !== undefined)
+    return registryBase(docker, nodeImage, log);
+  // A runner already built offline is reused rather than waiting on a registry again.
+  if (await imageExists(docker, runnerImageTag(ingredients, local.descriptor))) return local;
+  try {
+    log(`${nodeImage} is not on this engine; trying the registry (up to ${registryTimeoutMs} ms)`);
+    await pullImage(docker, nodeImage, { timeoutMs: registryTimeoutMs, log });
+    return registryBase(docker, nodeImage, log);
+  } catch (error) {
+    log(`registry unusable (${messageOf(error)}); building on the host's own node instead`);
+    return local;
+  }
+}
+
+async function imageIdOf(docker: Dockerode, name: string): Promise<string | undefined> {
+  try {
+    return ((await docker.getImage(name).inspect()) as { Id: string }).Id;
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return undefined;
+    throw new McphostError(
+      'ERR_SANDBOX_UNAVAILABLE',
+      `Docker engine did not answer: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}

@@ -1,0 +1,336 @@
+/**
+ * One stdio conversation with one harness: waits for `ready`, then runs
+ * invocations one at a time — streams logs, answers brokered calls, returns
+ * the result. Anything unexpected (a bad line, an exit, a missed deadline, a
+ * cancellation) breaks the connection for good and kills the instance: a
+ * faulted connection is never reused.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ERROR_CODES,
+  HarnessMessage,
+  LineReader,
+  encodeMessage,
+  type CallMessage,
+  type CallOperation,
+  type ErrorCode,
+  type LogLevel,
+  type ResultMessage,
+  type WireError,
+} from '../../src/protocol/index.js';
+import { McphostError, isMcphostError } from '../errors.js';
+import type { SandboxExit, SandboxInstance } from './driver.js';
+import type { CallContext } from './invocation.js';
+import type { InvocationLimits } from './limits.js';
+import { faultFromExit, timeoutError } from './faults.js';
+
+/** Options of a connection; validated once at construction. */
+export interface RunnerConnectionOptions {
+  /** Largest stdout line accepted, in bytes; default 16 MiB. */
+  maxLineBytes?: number;
+  /** How long the harness may take to say `ready`, in ms; default 15 000. */
+  startupTimeoutMs?: number;
+  /** Time past an invocation's own limit before the container is killed, in ms; default 500. */
+  timeoutGraceMs?: number;
+  /** Milliseconds clock; default `Date.now`. */
+  now?: () => number;
+}
+
+/** What to run. */
+export interface ConnectionInvokeRequest {
+  code: string;
+  params: Record<string, unknown>;
+  env: Record<string, string>;
+  limits: InvocationLimits;
+}
+
+/** How the caller takes part while it runs. */
+export interface ConnectionInvokeHooks {
+  /** A console line; `at` is ms since the invocation was sent. */
+  onLog?(level: LogLevel, text: string, at: number): void;
+  onCall(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
+  signal?: AbortSignal;
+}
+
+/** The harness's verdict: the tool's value or its failure. */
+export type InvocationResult = { ok: true; value: unknown } | { ok: false; error: WireError };
+
+type ConnectionState = 'starting' | 'idle' | 'busy' | 'broken';
+
+interface ActiveInvocation {
+  id: string;
+  request: ConnectionInvokeRequest;
+  hooks: ConnectionInvokeHooks;
+  sentAt: number;
+  calls: Map<number, AbortController>;
+  deadline: NodeJS.Timeout;
+  resolve(result: InvocationResult): void;
+  reject(error: McphostError): void;
+  detachAbort(): void;
+}
+
+const WIRE_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+/** The control plane's end of one harness's stdio. */
+export class RunnerConnection {
+  readonly instance: SandboxInstance;
+  /** Resolves at `ready`; rejects with ERR_SANDBOX_UNAVAILABLE if it never comes. */
+  readonly ready: Promise<void>;
+  readonly #reader: LineReader<HarnessMessage>;
+  readonly #timeoutGraceMs: number;
+  readonly #now: () => number;
+  readonly #brokenListeners: Array<(error: McphostError) => void> = [];
+  #state: ConnectionState = 'starting';
+  #active: ActiveInvocation | undefined;
+  #brokenBy: McphostError | undefined;
+  #settleReady: { resolve(): void; reject(error: McphostError): void; timer: NodeJS.Timeout };
+
+  constructor(instance: SandboxInstance, options: RunnerConnectionOptions = {}) {
+    const startupTimeoutMs = options.startupTimeoutMs ?? 15_000;
+    const timeoutGraceMs = options.timeoutGraceMs ?? 500;
+    if (!(startupTimeoutMs > 0))
+      throw new TypeError('RunnerConnection: startupTimeoutMs must be > 0');
+    if (!(timeoutGraceMs >= 0))
+      throw new TypeError('RunnerConnection: timeoutGraceMs must be >= 0');
+    this.instance = instance;
+    this.#timeoutGraceMs = timeoutGraceMs;
+    this.#now = options.now ?? Date.now;
+    this.#reader = new LineReader({
+      schema: HarnessMessage,
+      maxLineBytes: options.maxLineBytes,
+      onMessage: (message) => this.#onMessage(message),
+      onFault: (fault) =>
+        this.#break(
+          new McphostError('ERR_PROTOCOL', `the runner broke the protocol: ${fault.message}`),
+        ),
+    });
+    let settle!: { resolve(): void; reject(error: McphostError): void };
+    this.ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+    this.ready.catch(() => undefined); // observed by whoever awaits it; never unhandled
+    const timer = setTimeout(() => {
+      this.#break(
+        new McphostError(
+          'ERR_SANDBOX_UNAVAILABLE',
+          `sandbox unavailable: the runner did not become ready within ${startupTimeoutMs} ms`,
+        ),
+      );
+    }, startupTimeoutMs);
+    this.#settleReady = { ...settle, timer };
+    instance.onStdout((chunk) => this.#reader.push(chunk));
+    void instance.exited.then((exit) => this.#onExit(exit));
+  }
+
+  /** True while the connection can take an invocation (ready, idle, never faulted). */
+  get usable(): boolean {
+    return this.#state === 'idle';
+  }
+
+  /** Why the connection broke, once it has. */
+  get brokenBy(): McphostError | undefined {
+    return this.#brokenBy;
+  }
+
+  /** Called once, when the connection breaks for any reason (also while idle). */
+  onBroken(listener: (error: McphostError) => void): void {
+    if (this.#brokenBy) listener(this.#brokenBy);
+    else this.#brokenListeners.push(listener);
+  }
+
+  /** Runs one invocation; rejects with a McphostError on any fault (the connection is then broken). */
+  invoke(
+    request: ConnectionInvokeRequest,
+    hooks: ConnectionInvokeHooks,
+  ): Promise<InvocationResult> {
+    if (this.#state !== 'idle') {
+      if (this.#brokenBy) return Promise.reject(this.#brokenBy);
+      throw new TypeError(`RunnerConnection.invoke: connection is ${this.#state}, not idle`);
+    }
+    if (hooks.signal?.aborted) return Promise.reject(cancelledError());
+    return new Promise<InvocationResult>((resolve, reject) => {
+      const id = randomUUID();
+      const { timeoutMs } = request.limits;
+      const onAbort = (): void => {
+        this.#send({ type: 'cancel', invocation: id });
+        this.#break(cancelledError());
+      };
+      hooks.signal?.addEventListener('abort', onAbort, { once: true });
+      this.#active = {
+        id,
+        request,
+        hooks,
+        sentAt: this.#now(),
+        calls: new Map(),
+        deadline: setTimeout(
+          () => this.#break(timeoutError(timeoutMs)),
+          timeoutMs + this.#timeoutGraceMs,
+        ),
+        resolve,
+        reject,
+        detachAbort: () => hooks.signal?.removeEventListener('abort', onAbort),
+      };
+      this.#state = 'busy';
+      this.#send({
+        type: 'invoke',
+        invocation: id,
+        code: request.code,
+        params: request.params,
+        env: request.env,
+        timeoutMs,
+        limits: {
+          maxResultBytes: request.limits.maxResultBytes,
+          maxLogBytes: request.limits.maxLogBytes,
+        },
+      });
+    });
+  }
+
+  /** Breaks the connection (if not yet) and kills the instance; resolves when it is gone. */
+  async close(): Promise<void> {
+    this.#break(new McphostError('ERR_SHUTTING_DOWN', 'the runner was retired'));
+    await this.instance.kill().catch(() => undefined);
+  }
+
+  #onMessage(message: HarnessMessage): void {
+    if (message.type === 'ready') {
+      if (this.#state !== 'starting') return this.#protocolFault('a second "ready"');
+      clearTimeout(this.#settleReady.timer);
+      this.#state = 'idle';
+      this.#settleReady.resolve();
+      return;
+    }
+    const active = this.#active;
+    if (!active) return this.#protocolFault(`"${message.type}" while no invocation runs`);
+    if (message.invocation !== active.id) {
+      return this.#protocolFault(`"${message.type}" for another invocation`);
+    }
+    if (message.type === 'log') {
+      try {
+        active.hooks.onLog?.(message.level, message.text, this.#now() - active.sentAt);
+      } catch {
+        // A failing log sink must not take the invocation down.
+      }
+    } else if (message.type === 'call') {
+      this.#answerCall(active, message);
+    } else {
+      this.#finish(active, message);
+    }
+  }
+
+  #answerCall(active: ActiveInvocation, message: CallMessage): void {
+    if (active.calls.has(message.call))
+      return this.#protocolFault(`call ${message.call} sent twice`);
+    const controller = new AbortController();
+    active.calls.set(message.call, controller);
+    const base = { type: 'reply' as const, invocation: active.id, call: message.call };
+    Promise.resolve()
+      .then(() => active.hooks.onCall(message.op, message.args, { signal: controller.signal }))
+      .then(
+        (value) => ({ ...base, ok: true as const, value }),
+        (error: unknown) => ({
+          ...base,
+          ok: false as const,
+          error: toWireError(error, message.op),
+        }),
+      )
+      .then((reply) => {
+        if (this.#active !== active) return; // the invocation ended meanwhile
+        active.calls.delete(message.call);
+        let line: string;
+        try {
+          line = encodeMessage(reply);
+        } catch {
+          const error = {
+            code: 'ERR_INTERNAL' as const,
+            message: `the ${message.op} reply cannot be sent as JSON`,
+          };
+          line = encodeMessage({ ...base, ok: false, error });
+        }
+        this.#write(line);
+      });
+  }
+
+  #finish(active: ActiveInvocation, message: ResultMessage): void {
+    this.#endInvocation(active);
+    this.#state = 'idle';
+    if (message.ok) return active.resolve({ ok: true, value: message.value });
+    const error =
+      message.error.code === 'ERR_TOOL_TIMEOUT'
+        ? { ...message.error, message: timeoutError(active.request.limits.timeoutMs).message }
+        : message.error;
+    active.resolve({ ok: false, error });
+  }
+
+  #onExit(exit: SandboxExit): void {
+    const memoryMb = this.#active?.request.limits.memoryMb;
+    this.#break(faultFromExit(exit, memoryMb, this.#state === 'starting'));
+  }
+
+  #protocolFault(what: string): void {
+    this.#break(
+      new McphostError('ERR_PROTOCOL', `the runner broke the protocol: unexpected ${what}`),
+    );
+  }
+
+  /** The one way out of service: reject whatever waits, notify, kill. Idempotent. */
+  #break(error: McphostError): void {
+    if (this.#state === 'broken') return;
+    const previous = this.#state;
+    this.#state = 'broken';
+    this.#brokenBy = error;
+    clearTimeout(this.#settleReady.timer);
+    if (previous === 'starting') {
+      this.#settleReady.reject(
+        error.code === 'ERR_SANDBOX_UNAVAILABLE'
+          ? error
+          : new McphostError('ERR_SANDBOX_UNAVAILABLE', `sandbox unavailable: ${error.message}`, {
+              cause: error,
+            }),
+      );
+    }
+    const active = this.#active;
+    if (active) {
+      this.#endInvocation(active);
+      active.reject(error);
+    }
+    for (const listener of this.#brokenListeners.splice(0)) listener(error);
+    void this.instance.kill().catch(() => undefined);
+  }
+
+  #endInvocation(active: ActiveInvocation): void {
+    clearTimeout(active.deadline);
+    active.detachAbort();
+    for (const controller of active.calls.values()) controller.abort();
+    active.calls.clear();
+    this.#active = undefined;
+  }
+
+  #send(message: object): void {
+    this.#write(encodeMessage(message));
+  }
+
+  #write(line: string): void {
+    try {
+      this.instance.write(line);
+    } catch (error) {
+      this.#break(
+        new McphostError('ERR_CONTAINER_CRASHED', 'the runner stopped accepting input', {
+          cause: error,
+        }),
+      );
+    }
+  }
+}
+
+function cancelledError(): McphostError {
+  return new McphostError('ERR_CANCELLED', 'the invocation was cancelled');
+}
+
+/** A brokered call's failure as it travels back: wire codes keep theirs, anything else is internal. */
+export function toWireError(error: unknown, operation: string): WireError {
+  if (isMcphostError(error) && WIRE_CODES.has(error.code)) {
+    return { code: error.code as ErrorCode, message: error.message.slice(0, 64 * 1024) };
+  }
+  if (isMcphostError(error))
+    return { code: 'ERR_INTERNAL', message: error.message.slice(0, 64 * 1024) };
+  return { code: 'ERR_INTERNAL', message: `internal error while performing ${operation}` };
+}

@@ -1,0 +1,170 @@
+/**
+ * Tells everyone who caches configuration that it changed: listeners in this
+ * process after every committed write, and — with PostgreSQL — the other
+ * control-plane replicas, through NOTIFY on a channel that each store LISTENs
+ * to on a dedicated connection. A lost listener connection is re-established
+ * and then reported as "everything changed", since notifications may have been
+ * missed meanwhile.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { messageOf } from './store-dialect.js';
+
+/** What part of a server's configuration changed; `resync` means anything may have. */
+export type StoreChangeKind = 'server' | 'tools' | 'secrets' | 'pool' | 'meta' | 'resync';
+
+/** One change notification; `subdomain: null` means every server. */
+export interface StoreChange {
+  readonly subdomain: string | null;
+  readonly kind: StoreChangeKind;
+}
+
+/** Default PostgreSQL NOTIFY channel of configuration changes. */
+export const DEFAULT_CHANGE_CHANNEL = 'mcphost_config_changed';
+
+const RECONNECT_MIN_MS = 250;
+const RECONNECT_MAX_MS = 30_000;
+
+/** Fan-out of store changes to in-process listeners, plus the optional PostgreSQL listener. */
+export class ChangeFeed {
+  /** Identifies this store's own notifications so they are not delivered twice. */
+  readonly origin = randomUUID();
+  readonly #listeners = new Set<(change: StoreChange) => void>();
+  readonly #log: (message: string) => void;
+  #remote: PostgresChangeListener | undefined;
+
+  constructor(log: (message: string) => void) {
+    this.#log = log;
+  }
+
+  /** Adds a listener; returns its removal. */
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    if (typeof listener !== 'function') throw new TypeError('onChange needs a listener function');
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Delivers a change to every listener; a throwing listener is logged, not propagated. */
+  emit(change: StoreChange): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.#log(`store: a change listener failed: ${messageOf(error)}`);
+      }
+    }
+  }
+
+  /** The NOTIFY payload of a change made by this store. */
+  payload(change: StoreChange): string {
+    return JSON.stringify({ origin: this.origin, subdomain: change.subdomain, kind: change.kind });
+  }
+
+  /** Starts listening to other replicas' changes; resolves once LISTEN is in place. */
+  async listenToPostgres(databaseUrl: string, channel: string): Promise<void> {
+    this.#remote = new PostgresChangeListener(databaseUrl, channel, this.#log, (payload) =>
+      this.#receive(payload),
+    );
+    await this.#remote.start();
+  }
+
+  /** Stops the PostgreSQL listener and forgets every listener. */
+  async close(): Promise<void> {
+    this.#listeners.clear();
+    await this.#remote?.stop();
+  }
+
+  #receive(payload: string | undefined): void {
+    if (payload === undefined) {
+      this.emit({ subdomain: null, kind: 'resync' });
+      return;
+    }
+    try {
+      const parsed = JSON.parse(payload) as {
+        origin?: unknown;
+        subdomain?: unknown;
+        kind?: unknown;
+      };
+      if (parsed.origin === this.origin) return;
+      const subdomain = typeof parsed.subdomain === 'string' ? parsed.subdomain : null;
+      const kind = typeof parsed.kind === 'string' ? (parsed.kind as StoreChangeKind) : 'resync';
+      this.emit({ subdomain, kind });
+    } catch {
+      this.emit({ subdomain: null, kind: 'resync' });
+    }
+  }
+}
+
+/** One dedicated connection that LISTENs and reconnects with backoff when lost. */
+class PostgresChangeListener {
+  #client: pg.Client | undefined;
+  #stopped = false;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #delayMs = RECONNECT_MIN_MS;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly channel: string,
+    private readonly log: (message: string) => void,
+    /** Called with a payload, or with undefined after a reconnect (anything may have changed). */
+    private readonly deliver: (payload: string | undefined) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on('notification', (message) => {
+      if (message.channel === this.channel) this.deliver(message.payload ?? '');
+    });
+    client.on('error', (error) => this.#lost(client, error));
+    client.on('end', () => this.#lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.#stopped) {
+      await client.end();
+      return;
+    }
+    this.#client = client;
+    this.#delayMs = RECONNECT_MIN_MS;
+  }
+
+  #lost(client: pg.Client, error: Error): void {
+    if (this.#stopped || this.#client !== client) return;
+    this.#client = undefined;
+    client.end().catch(() => undefined);
+    this.log(`store: lost the PostgreSQL change listener (${error.message}); reconnecting`);
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    this.#retryTimer = setTimeout(() => {
+      this.#connect().then(
+        () => this.deliver(undefined),
+        (error) => {
+          this.log(
+            `store: cannot re-establish the PostgreSQL change listener: ${messageOf(error)}`,
+          );
+          this.#delayMs = Math.min(this.#delayMs * 2, RECONNECT_MAX_MS);
+          if (!this.#stopped) this.#scheduleReconnect();
+        },
+      );
+    }, this.#delayMs);
+    this.#retryTimer.unref();
+  }
+}

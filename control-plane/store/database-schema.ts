@@ -1,0 +1,103 @@
+/**
+ * Row shapes of the store's tables as Kysely sees them. Kept portable across
+ * SQLite and PostgreSQL: timestamps are ISO 8601 text, booleans are 0/1
+ * integers, JSON is text (parsed in `row-mapping.ts`).
+ */
+import type { Generated } from 'kysely';
+
+export interface ServersTable {
+  id: string;
+  subdomain: string;
+  name: string;
+  security_mode: string;
+  oauth_server_url: string | null;
+  /** JSON of the AS metadata snapshot, or null. */
+  oauth_metadata: string | null;
+  oauth_audience: string | null;
+  /** JSON array of scope strings. */
+  oauth_required_scopes: string;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ToolsTable {
+  id: string;
+  server_id: string;
+  name: string;
+  description: string;
+  code: string;
+  /** JSON array of parameter declarations. */
+  parameters: string;
+  /** JSON array of secret names. */
+  secret_names: string;
+  /** JSON object {timeoutMs?, memoryMb?}. */
+  limits: string;
+  strict: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ToolVersionsTable {
+  tool_id: string;
+  version: number;
+  description: string;
+  code: string;
+  parameters: string;
+  secret_names: string;
+  limits: string;
+  strict: number;
+  saved_at: string;
+}
+
+export interface SecretsTable {
+  server_id: string;
+  name: string;
+  /** `v1:` + base64(iv ‖ tag ‖ ciphertext), see `secret-cipher.ts`. */
+  ciphertext: string;
+  updated_at: string;
+}
+
+export interface PoolSettingsTable {
+  server_id: string;
+  tool_name: string;
+  min_warm: number;
+  max_size: number;
+  updated_at: string;
+}
+
+export interface InvocationsTable {
+  /** Insertion order; retention keeps the highest ones. */
+  seq: Generated<number>;
+  id: string;
+  at: string;
+  server: string;
+  tool: string;
+  version: number;
+  duration_ms: number;
+  ok: number;
+  error_code: string | null;
+  error_message: string | null;
+  /** JSON array of {level, text}. */
+  logs: string;
+  /** JSON of the caller description. */
+  caller: string;
+  request_id: string | null;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+/** The whole database as Kysely types it. */
+export interface StoreDatabase {
+  servers: ServersTable;
+  tools: ToolsTable;
+  tool_versions: ToolVersionsTable;
+  secrets: SecretsTable;
+  pool_settings: PoolSettingsTable;
+  invocations: InvocationsTable;
+  meta: MetaTable;
+}

@@ -1,0 +1,8 @@
+/** The store's public surface: open it, cache its configuration, log invocations. */
+export { openStore, type Store, type StoreOptions } from './store.js';
+export { ConfigCache, type CachedServer, type ConfigCacheOptions } from './config-cache.js';
+export { InvocationLog, type InvocationLogOptions } from './invocation-log.js';
+export { loadMasterKey, parseMasterKey, type LoadMasterKeyOptions } from './master-key.js';
+export type { StoreChange, StoreChangeKind } from './change-feed.js';
+export type { StoreDialectName } from './store-dialect.js';
+export * from './records.js';

@@ -1,0 +1,19 @@
+/**
+ * The ordered list of schema migrations, as code so they ship inside the
+ * bundle. Names sort in the order they must run; never rename or edit a
+ * released migration: add the next one.
+ */
+import type { Migration, MigrationProvider } from 'kysely';
+import type { StoreDialectName } from '../store-dialect.js';
+import { initialSchemaMigration } from './0001-initial.js';
+
+/** The migration provider for Kysely's Migrator, for one dialect. */
+export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
+  return {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      return {
+        '0001-initial': initialSchemaMigration(dialect),
+      };
+    },
+  };
+}

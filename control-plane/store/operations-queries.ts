@@ -1,0 +1,166 @@
+/**
+ * The operational tables: warm-pool sizing per tool, the invocation log
+ * (newest first, pruned to a retention bound) and key/value meta entries.
+ */
+import {
+  invocationQuerySchema,
+  invocationRecordSchema,
+  poolSizingSchema,
+  toolNameSchema,
+  type InvocationQuery,
+  type InvocationRecord,
+  type InvocationRecordInput,
+  type PoolSettingsRecord,
+  type PoolSizing,
+} from './records.js';
+import { invocationFromRow, invocationToRow, poolSettingsFromRow } from './row-mapping.js';
+import {
+  readOperation,
+  requireServerId,
+  validate,
+  writeOperation,
+  type StoreContext,
+} from './store-context.js';
+
+/** Rows per INSERT statement: stays under SQLite's bound-parameter limit. */
+const INSERT_CHUNK_ROWS = 200;
+
+/** All stored pool sizings, ordered by server and tool. */
+export function getPoolSettings(context: StoreContext): Promise<PoolSettingsRecord[]> {
+  return readOperation(context, 'reading pool settings', async (db) => {
+    const rows = await db
+      .selectFrom('pool_settings')
+      .innerJoin('servers', 'servers.id', 'pool_settings.server_id')
+      .selectAll('pool_settings')
+      .select('servers.subdomain')
+      .orderBy('servers.subdomain')
+      .orderBy('pool_settings.tool_name')
+      .execute();
+    return rows.map(poolSettingsFromRow);
+  });
+}
+
+/** Stores the pool sizing of one tool; ERR_NOT_FOUND if the server is absent. */
+export async function putPoolSettings(
+  context: StoreContext,
+  subdomain: string,
+  tool: string,
+  sizing: PoolSizing,
+): Promise<PoolSettingsRecord> {
+  const validTool = validate(toolNameSchema, tool, 'tool name');
+  const { minWarm, maxSize } = validate(poolSizingSchema, sizing, 'pool settings');
+  return writeOperation(
+    context,
+    `saving pool settings of "${subdomain}/${validTool}"`,
+    { subdomain, kind: 'pool' },
+    async (trx) => {
+      const serverId = await requireServerId(trx, subdomain);
+      const updatedAt = context.now();
+      await trx
+        .insertInto('pool_settings')
+        .values({
+          server_id: serverId,
+          tool_name: validTool,
+          min_warm: minWarm,
+          max_size: maxSize,
+          updated_at: updatedAt,
+        })
+        .onConflict((conflict) =>
+          conflict
+            .columns(['server_id', 'tool_name'])
+            .doUpdateSet({ min_warm: minWarm, max_size: maxSize, updated_at: updatedAt }),
+        )
+        .execute();
+      return { subdomain, tool: validTool, minWarm, maxSize, updatedAt };
+    },
+  );
+}
+
+/** Appends invocation entries in one transaction (no change notification: the log is not configuration). */
+export async function appendInvocations(
+  context: StoreContext,
+  entries: readonly InvocationRecordInput[],
+): Promise<void> {
+  const rows = entries.map((entry) =>
+    invocationToRow(validate(invocationRecordSchema, entry, 'invocation entry')),
+  );
+  if (rows.length === 0) return;
+  await writeOperation(context, 'appending invocations', null, async (trx) => {
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK_ROWS) {
+      await trx
+        .insertInto('invocations')
+        .values(rows.slice(start, start + INSERT_CHUNK_ROWS))
+        .execute();
+    }
+  });
+}
+
+/** Invocation entries, newest first, optionally of one server and tool. */
+export async function listInvocations(
+  context: StoreContext,
+  query: InvocationQuery = {},
+): Promise<InvocationRecord[]> {
+  const { server, tool, limit } = validate(invocationQuerySchema, query, 'invocation query');
+  return readOperation(context, 'listing invocations', async (db) => {
+    const rows = await db
+      .selectFrom('invocations')
+      .selectAll()
+      .$if(server !== undefined, (select) => select.where('server', '=', server as string))
+      .$if(tool !== undefined, (select) => select.where('tool', '=', tool as string))
+      .orderBy('seq', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(invocationFromRow);
+  });
+}
+
+/** Deletes all but the newest `invocationRetention` invocation rows; returns how many went. */
+export async function pruneInvocations(context: StoreContext): Promise<number> {
+  const keep = context.invocationRetention;
+  return writeOperation(context, 'pruning invocations', null, async (trx) => {
+    if (keep === 0) {
+      const result = await trx.deleteFrom('invocations').executeTakeFirst();
+      return Number(result.numDeletedRows);
+    }
+    // The oldest row still kept; sequence gaps (rolled-back inserts) do not matter this way.
+    const boundary = await trx
+      .selectFrom('invocations')
+      .select('seq')
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .offset(keep - 1)
+      .executeTakeFirst();
+    if (boundary === undefined) return 0;
+    const result = await trx
+      .deleteFrom('invocations')
+      .where('seq', '<', boundary.seq)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  });
+}
+
+/** A meta value, or undefined. */
+export function getMeta(context: StoreContext, key: string): Promise<string | undefined> {
+  return readOperation(context, `reading meta "${key}"`, async (db) => {
+    const row = await db
+      .selectFrom('meta')
+      .select('value')
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row?.value;
+  });
+}
+
+/** Sets a meta value (upsert). */
+export async function setMeta(context: StoreContext, key: string, value: string): Promise<void> {
+  if (typeof key !== 'string' || key === '' || typeof value !== 'string') {
+    throw new TypeError('setMeta needs a non-empty string key and a string value');
+  }
+  await writeOperation(context, `saving meta "${key}"`, { subdomain: null, kind: 'meta' }, (trx) =>
+    trx
+      .insertInto('meta')
+      .values({ key, value })
+      .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))
+      .execute(),
+  );
+}

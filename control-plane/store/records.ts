@@ -1,0 +1,213 @@
+/**
+ * The store's domain objects: zod schemas for everything that enters the store
+ * (the admin API may reuse them to parse request bodies) and the record types
+ * the store hands out. Timestamps are ISO 8601 strings in UTC.
+ */
+import { z } from 'zod';
+
+/** A DNS label: lower-case letters, digits and inner hyphens, 1–63 characters. */
+export const subdomainSchema = z
+  .string()
+  .regex(
+    /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    'a subdomain is 1–63 lower-case letters, digits or inner hyphens',
+  );
+
+/** An MCP tool name: 1–128 of A–Z a–z 0–9 _ - . (MCP specification). */
+export const toolNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,128}$/, 'a tool name is 1–128 of A–Z a–z 0–9 _ - .');
+
+/** A secret name, usable as an `env` key: letters, digits, underscores, not starting with a digit. */
+export const secretNameSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]{0,127}$/,
+    'a secret name is letters, digits and _, not starting with a digit',
+  );
+
+/** A secret value: any string up to 64 KiB characters. */
+export const secretValueSchema = z
+  .string()
+  .max(65_536, 'a secret value is at most 65536 characters');
+
+/** JSON types a declared tool parameter may take (they become the tool's inputSchema). */
+export const parameterTypeSchema = z.enum([
+  'string',
+  'number',
+  'integer',
+  'boolean',
+  'object',
+  'array',
+]);
+
+/** One declared input of a tool. */
+export const toolParameterSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/, 'a parameter name is a JavaScript identifier'),
+  type: parameterTypeSchema,
+  required: z.boolean(),
+  description: z.string().max(4096).optional(),
+});
+export type ToolParameter = z.infer<typeof toolParameterSchema>;
+
+/** Per-tool resource limits; absent fields fall back to the service defaults. */
+export const toolLimitsSchema = z.strictObject({
+  /** Wall-clock limit of one invocation, in milliseconds. */
+  timeoutMs: z.number().int().positive().max(3_600_000).optional(),
+  /** Memory limit of the tool's container, in MiB. */
+  memoryMb: z.number().int().positive().max(65_536).optional(),
+});
+export type ToolLimits = z.infer<typeof toolLimitsSchema>;
+
+/** What an operator saves as a tool (one version of it). */
+export const toolDefinitionSchema = z
+  .strictObject({
+    description: z.string().max(16_384),
+    code: z.string().max(1_048_576),
+    parameters: z.array(toolParameterSchema).max(128).default([]),
+    secrets: z.array(secretNameSchema).max(128).default([]),
+    limits: toolLimitsSchema.default({}),
+    /** Single-use containers: every invocation gets a fresh one. Default false. */
+    strict: z.boolean().default(false),
+  })
+  .superRefine((definition, context) => {
+    const seen = new Set<string>();
+    for (const parameter of definition.parameters) {
+      if (seen.has(parameter.name)) {
+        context.addIssue({
+          code: 'custom',
+          message: `parameter "${parameter.name}" is declared twice`,
+        });
+      }
+      seen.add(parameter.name);
+    }
+  });
+/** A tool definition as accepted (defaults optional). */
+export type ToolDefinitionInput = z.input<typeof toolDefinitionSchema>;
+/** A tool definition after validation (defaults filled in). */
+export type ToolDefinition = z.output<typeof toolDefinitionSchema>;
+
+/** A saved tool: its current definition and version. */
+export interface ToolRecord extends ToolDefinition {
+  readonly subdomain: string;
+  readonly name: string;
+  /** Starts at 1 and grows on every save (rollbacks included). */
+  readonly version: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** One saved version of a tool, as it was saved. */
+export interface ToolVersionRecord extends ToolDefinition {
+  readonly subdomain: string;
+  readonly name: string;
+  readonly version: number;
+  readonly savedAt: string;
+}
+
+/** The validated snapshot of an Authorization Server's metadata (RFC 8414); other fields are kept. */
+export const oauthMetadataSchema = z.looseObject({
+  issuer: z.string().min(1),
+  jwks_uri: z.string().min(1),
+  authorization_endpoint: z.string().optional(),
+  token_endpoint: z.string().optional(),
+  registration_endpoint: z.string().optional(),
+});
+export type OAuthMetadataSnapshot = z.infer<typeof oauthMetadataSchema>;
+
+export const securityModeSchema = z.enum(['none', 'oauth2']);
+export type SecurityMode = z.infer<typeof securityModeSchema>;
+
+/** Settings of a hosted server that an operator may change. */
+export const serverSettingsSchema = z.strictObject({
+  name: z.string().max(256),
+  securityMode: securityModeSchema,
+  oauthServerUrl: z.string().max(2048).nullable(),
+  oauthMetadata: oauthMetadataSchema.nullable(),
+  /** Expected `aud` when it differs from the resource URL; null means the resource URL. */
+  oauthAudience: z.string().max(2048).nullable(),
+  oauthRequiredScopes: z.array(z.string().min(1).max(256)).max(64),
+  active: z.boolean(),
+});
+export type ServerSettings = z.infer<typeof serverSettingsSchema>;
+
+/** A patch of server settings; absent fields stay as they are. */
+export const serverSettingsPatchSchema = serverSettingsSchema.partial();
+export type ServerSettingsPatch = z.infer<typeof serverSettingsPatchSchema>;
+
+/** A hosted server. */
+export interface ServerRecord extends ServerSettings {
+  readonly id: string;
+  readonly subdomain: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** Input of `createServer`. */
+export const newServerSchema = z.strictObject({
+  subdomain: subdomainSchema,
+  name: z.string().max(256).optional(),
+});
+export type NewServer = z.infer<typeof newServerSchema>;
+
+/** A secret as listed: never its value. */
+export interface SecretSummary {
+  readonly name: string;
+  readonly updatedAt: string;
+}
+
+/** Warm-pool sizing of one tool. */
+export const poolSizingSchema = z
+  .strictObject({
+    /** Containers kept ready, at least 0. */
+    minWarm: z.number().int().min(0).max(1000),
+    /** Upper bound of containers of this tool, at least 1. */
+    maxSize: z.number().int().min(1).max(1000),
+  })
+  .refine((sizing) => sizing.minWarm <= sizing.maxSize, 'minWarm must not exceed maxSize');
+export type PoolSizing = z.infer<typeof poolSizingSchema>;
+
+/** Warm-pool sizing stored for one tool. */
+export interface PoolSettingsRecord extends PoolSizing {
+  readonly subdomain: string;
+  readonly tool: string;
+  readonly updatedAt: string;
+}
+
+/** One captured console line of an invocation. */
+export const invocationLogLineSchema = z.object({
+  level: z.string(),
+  text: z.string(),
+});
+
+/** One row of the invocation log. */
+export const invocationRecordSchema = z.object({
+  id: z.string().min(1).max(128),
+  /** When the invocation started (ISO 8601). */
+  at: z.iso.datetime({ offset: true }),
+  server: z.string().max(128),
+  tool: z.string().max(128),
+  version: z.number().int().min(0),
+  durationMs: z.number().min(0),
+  ok: z.boolean(),
+  errorCode: z.string().max(128).nullable().default(null),
+  errorMessage: z.string().nullable().default(null),
+  logs: z.array(invocationLogLineSchema).default([]),
+  /** Who called: e.g. `{kind: 'admin'}` or `{kind: 'oauth', subject}`; never a token. */
+  caller: z.unknown().default(null),
+  requestId: z.string().max(256).nullable().default(null),
+});
+/** An invocation log entry as accepted (defaults optional). */
+export type InvocationRecordInput = z.input<typeof invocationRecordSchema>;
+/** An invocation log entry as stored and listed. */
+export type InvocationRecord = z.output<typeof invocationRecordSchema>;
+
+/** Filter of `listInvocations`; `limit` defaults to 100, at most 1000. */
+export const invocationQuerySchema = z.strictObject({
+  server: z.string().optional(),
+  tool: z.string().optional(),
+  limit: z.number().int().min(1).max(1000).default(100),
+});
+export type InvocationQuery = z.input<typeof invocationQuerySchema>;

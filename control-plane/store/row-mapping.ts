@@ -1,0 +1,146 @@
+/**
+ * Conversions between table rows (text JSON, 0/1 booleans) and the domain
+ * records the store hands out. Rows are trusted: they were validated when
+ * written.
+ */
+import type { Selectable } from 'kysely';
+import type {
+  InvocationsTable,
+  PoolSettingsTable,
+  ServersTable,
+  ToolsTable,
+  ToolVersionsTable,
+} from './database-schema.js';
+import type {
+  InvocationRecord,
+  PoolSettingsRecord,
+  ServerRecord,
+  SecurityMode,
+  ToolDefinition,
+  ToolRecord,
+  ToolVersionRecord,
+} from './records.js';
+
+/** A servers row as a ServerRecord. */
+export function serverFromRow(row: Selectable<ServersTable>): ServerRecord {
+  return {
+    id: row.id,
+    subdomain: row.subdomain,
+    name: row.name,
+    securityMode: row.security_mode as SecurityMode,
+    oauthServerUrl: row.oauth_server_url,
+    oauthMetadata: row.oauth_metadata === null ? null : JSON.parse(row.oauth_metadata),
+    oauthAudience: row.oauth_audience,
+    oauthRequiredScopes: JSON.parse(row.oauth_required_scopes),
+    active: row.active === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The definition columns shared by tools and tool_versions. */
+export type DefinitionColumns = Pick<
+  ToolsTable,
+  'description' | 'code' | 'parameters' | 'secret_names' | 'limits' | 'strict'
+>;
+
+/** A validated definition as columns. */
+export function definitionToColumns(definition: ToolDefinition): DefinitionColumns {
+  return {
+    description: definition.description,
+    code: definition.code,
+    parameters: JSON.stringify(definition.parameters),
+    secret_names: JSON.stringify(definition.secrets),
+    limits: JSON.stringify(definition.limits),
+    strict: definition.strict ? 1 : 0,
+  };
+}
+
+/** Definition columns as a ToolDefinition. */
+export function definitionFromColumns(row: DefinitionColumns): ToolDefinition {
+  return {
+    description: row.description,
+    code: row.code,
+    parameters: JSON.parse(row.parameters),
+    secrets: JSON.parse(row.secret_names),
+    limits: JSON.parse(row.limits),
+    strict: row.strict === 1,
+  };
+}
+
+/** A tools row (with its server's subdomain) as a ToolRecord. */
+export function toolFromRow(row: Selectable<ToolsTable> & { subdomain: string }): ToolRecord {
+  return {
+    subdomain: row.subdomain,
+    name: row.name,
+    ...definitionFromColumns(row),
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A tool_versions row as a ToolVersionRecord. */
+export function toolVersionFromRow(
+  row: Selectable<ToolVersionsTable>,
+  subdomain: string,
+  name: string,
+): ToolVersionRecord {
+  return {
+    subdomain,
+    name,
+    ...definitionFromColumns(row),
+    version: row.version,
+    savedAt: row.saved_at,
+  };
+}
+
+/** A pool_settings row (with its server's subdomain) as a PoolSettingsRecord. */
+export function poolSettingsFromRow(
+  row: Selectable<PoolSettingsTable> & { subdomain: string },
+): PoolSettingsRecord {
+  return {
+    subdomain: row.subdomain,
+    tool: row.tool_name,
+    minWarm: row.min_warm,
+    maxSize: row.max_size,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** An invocation as an insertable row. */
+export function invocationToRow(entry: InvocationRecord): Omit<InvocationsTable, 'seq'> {
+  return {
+    id: entry.id,
+    at: entry.at,
+    server: entry.server,
+    tool: entry.tool,
+    version: entry.version,
+    // performance.now() durations are fractional; the column holds whole milliseconds.
+    duration_ms: Math.round(entry.durationMs),
+    ok: entry.ok ? 1 : 0,
+    error_code: entry.errorCode,
+    error_message: entry.errorMessage,
+    logs: JSON.stringify(entry.logs),
+    caller: JSON.stringify(entry.caller ?? null),
+    request_id: entry.requestId,
+  };
+}
+
+/** An invocations row as an InvocationRecord. */
+export function invocationFromRow(row: Selectable<InvocationsTable>): InvocationRecord {
+  return {
+    id: row.id,
+    at: row.at,
+    server: row.server,
+    tool: row.tool,
+    version: row.version,
+    durationMs: row.duration_ms,
+    ok: row.ok === 1,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    logs: JSON.parse(row.logs),
+    caller: JSON.parse(row.caller),
+    requestId: row.request_id,
+  };
+}

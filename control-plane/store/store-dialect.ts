@@ -1,0 +1,115 @@
+/**
+ * Opens the Kysely instance behind the store: embedded SQLite (better-sqlite3,
+ * WAL, busy timeout, foreign keys on) in `<dataDir>/mcphost.db` by default, or
+ * PostgreSQL (pg pool) when a database URL is given; then brings the schema up
+ * to date with Kysely's Migrator.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { McphostError } from '../errors.js';
+import type { StoreDatabase } from './database-schema.js';
+import { storeMigrations } from './migrations/index.js';
+
+export type StoreDialectName = 'sqlite' | 'postgres';
+
+/** How long a SQLite writer waits for another process's lock, in milliseconds. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/** Connections in the PostgreSQL pool (the change listener holds one more). */
+const POSTGRES_POOL_SIZE = 10;
+
+/** File name of the embedded database inside the data directory. */
+export const SQLITE_FILE_NAME = 'mcphost.db';
+
+export interface OpenedDatabase {
+  readonly db: Kysely<StoreDatabase>;
+  readonly dialect: StoreDialectName;
+}
+
+/** Opens and migrates the database; `databaseUrl` selects PostgreSQL, else SQLite in `dataDir`. */
+export async function openStoreDatabase(options: {
+  dataDir: string;
+  databaseUrl?: string;
+  log: (message: string) => void;
+}): Promise<OpenedDatabase> {
+  const opened =
+    options.databaseUrl === undefined
+      ? openSqlite(options.dataDir)
+      : openPostgres(options.databaseUrl, options.log);
+  try {
+    await migrate(opened);
+  } catch (error) {
+    await opened.db.destroy().catch(() => undefined);
+    throw error;
+  }
+  return opened;
+}
+
+function openSqlite(dataDir: string): OpenedDatabase {
+  const file = path.join(dataDir, SQLITE_FILE_NAME);
+  let database: SqliteDatabase.Database;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    database = new SqliteDatabase(file);
+    database.pragma('journal_mode = WAL');
+    database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    // Cascading deletes rely on it; SQLite leaves it off per connection by default.
+    database.pragma('foreign_keys = ON');
+    // WAL + NORMAL is durable across application crashes and much faster than FULL.
+    database.pragma('synchronous = NORMAL');
+  } catch (error) {
+    throw new McphostError(
+      'ERR_STORE',
+      `cannot open the embedded database ${file}: ${messageOf(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return {
+    db: new Kysely<StoreDatabase>({ dialect: new SqliteDialect({ database }) }),
+    dialect: 'sqlite',
+  };
+}
+
+function openPostgres(databaseUrl: string, log: (message: string) => void): OpenedDatabase {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: POSTGRES_POOL_SIZE });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', (error) => log(`store: PostgreSQL pool error: ${error.message}`));
+  return {
+    db: new Kysely<StoreDatabase>({ dialect: new PostgresDialect({ pool }) }),
+    dialect: 'postgres',
+  };
+}
+
+async function migrate(opened: OpenedDatabase): Promise<void> {
+  const migrator = new Migrator({
+    db: opened.db,
+    provider: storeMigrations(opened.dialect),
+    migrationTableName: 'mcphost_migrations',
+    migrationLockTableName: 'mcphost_migrations_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+    throw new McphostError(
+      'ERR_STORE',
+      `cannot prepare the ${opened.dialect} database${failed ? ` (migration ${failed})` : ''}: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** A printable message of anything thrown. */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) {
+    // pg's AggregateError (IPv4 + IPv6 attempts) has an empty message of its own.
+    if (error.message === '' && error instanceof AggregateError && error.errors.length > 0) {
+      return messageOf(error.errors[0]);
+    }
+    return error.message;
+  }
+  return String(error);
+}

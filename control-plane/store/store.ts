@@ -1,0 +1,188 @@
+/**
+ * The store: one typed data layer over embedded SQLite (default) or
+ * PostgreSQL (`databaseUrl`), holding servers, tools with their history,
+ * encrypted secrets, pool settings, the invocation log and meta entries.
+ * Every multi-row write is one transaction; every configuration write is
+ * announced through `onChange`, across replicas on PostgreSQL.
+ */
+import { z } from 'zod';
+import { ChangeFeed, DEFAULT_CHANGE_CHANNEL, type StoreChange } from './change-feed.js';
+import * as operations from './operations-queries.js';
+import type {
+  InvocationQuery,
+  InvocationRecord,
+  InvocationRecordInput,
+  NewServer,
+  PoolSettingsRecord,
+  PoolSizing,
+  SecretSummary,
+  ServerRecord,
+  ServerSettingsPatch,
+  ToolDefinitionInput,
+  ToolRecord,
+  ToolVersionRecord,
+} from './records.js';
+import * as secrets from './secret-queries.js';
+import { SecretCipher } from './secret-cipher.js';
+import * as servers from './server-queries.js';
+import { storeFailure, type StoreContext } from './store-context.js';
+import { openStoreDatabase, type StoreDialectName } from './store-dialect.js';
+import * as tools from './tool-queries.js';
+
+/** Options of `openStore`. */
+export interface StoreOptions {
+  /** Directory of the embedded database (`mcphost.db`); created if missing. */
+  dataDir: string;
+  /** PostgreSQL connection URL; when set the embedded database is not used. */
+  databaseUrl?: string;
+  /** 32-byte key encrypting secrets at rest (see `loadMasterKey`). */
+  masterKey: Buffer;
+  /** Invocation rows kept by `pruneInvocations`; default 10000, 0 keeps none. */
+  invocationRetention?: number;
+  /** Receives operational messages; default: none. */
+  log?: (message: string) => void;
+  /** PostgreSQL NOTIFY channel shared by replicas; default `mcphost_config_changed`. */
+  changeChannel?: string;
+  /** Clock for record timestamps; default `() => new Date()`. */
+  now?: () => Date;
+}
+
+const optionsSchema = z.object({
+  dataDir: z.string().min(1),
+  databaseUrl: z.string().min(1).optional(),
+  invocationRetention: z.number().int().min(0).default(10_000),
+  changeChannel: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .default(DEFAULT_CHANGE_CHANNEL),
+});
+
+/** The store's API. */
+export interface Store {
+  /** 'sqlite' (embedded) or 'postgres'. */
+  readonly dialect: StoreDialectName;
+
+  /** Every server, ordered by subdomain. */
+  listServers(): Promise<ServerRecord[]>;
+  /** One server, or undefined. */
+  getServer(subdomain: string): Promise<ServerRecord | undefined>;
+  /** Creates a server (mode "none", active); a taken subdomain is ERR_CONFLICT. */
+  createServer(input: NewServer): Promise<ServerRecord>;
+  /** Changes settings; ERR_NOT_FOUND, ERR_VALIDATION. */
+  updateServerSettings(subdomain: string, patch: ServerSettingsPatch): Promise<ServerRecord>;
+  /** Deletes a server with its tools, versions, secrets and pool settings. */
+  deleteServer(subdomain: string): Promise<void>;
+
+  /** The tools of a server, ordered by name. */
+  listTools(subdomain: string): Promise<ToolRecord[]>;
+  /** One tool, or undefined. */
+  getTool(subdomain: string, name: string): Promise<ToolRecord | undefined>;
+  /** Creates or replaces a tool: version + 1 and a new tool_versions snapshot. */
+  saveTool(subdomain: string, name: string, definition: ToolDefinitionInput): Promise<ToolRecord>;
+  /** Deletes a tool with its history and pool settings. */
+  deleteTool(subdomain: string, name: string): Promise<void>;
+  /** Every saved version, newest first. */
+  listToolVersions(subdomain: string, name: string): Promise<ToolVersionRecord[]>;
+  /** Saves the snapshot of an old version as a new version. */
+  rollbackTool(subdomain: string, name: string, version: number): Promise<ToolRecord>;
+
+  /** Secret names and update times, never values. */
+  listSecrets(subdomain: string): Promise<SecretSummary[]>;
+  /** Creates or replaces a secret (encrypted at rest). */
+  putSecret(subdomain: string, name: string, value: string): Promise<SecretSummary>;
+  /** Deletes a secret. */
+  deleteSecret(subdomain: string, name: string): Promise<void>;
+  /** Decrypted secrets of a server, for the configuration cache only. */
+  readSecrets(subdomain: string): Promise<Record<string, string>>;
+
+  /** All stored pool sizings. */
+  getPoolSettings(): Promise<PoolSettingsRecord[]>;
+  /** Stores one tool's pool sizing. */
+  putPoolSettings(subdomain: string, tool: string, sizing: PoolSizing): Promise<PoolSettingsRecord>;
+
+  /** Appends invocation entries in one transaction. */
+  appendInvocations(entries: readonly InvocationRecordInput[]): Promise<void>;
+  /** Invocation entries, newest first (limit default 100, at most 1000). */
+  listInvocations(query?: InvocationQuery): Promise<InvocationRecord[]>;
+  /** Deletes all but the newest `invocationRetention` rows; returns how many went. */
+  pruneInvocations(): Promise<number>;
+
+  /** A meta value (e.g. the admin token hash), or undefined. */
+  getMeta(key: string): Promise<string | undefined>;
+  /** Sets a meta value. */
+  setMeta(key: string, value: string): Promise<void>;
+
+  /** Calls `listener` after every configuration write here and, on PostgreSQL, by other replicas. */
+  onChange(listener: (change: StoreChange) => void): () => void;
+  /** Stops listening and closes the database; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** Opens (and migrates) the store. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) throw new TypeError(`openStore: invalid options: ${parsed.error.message}`);
+  const log = options.log ?? (() => undefined);
+  const clock = options.now ?? (() => new Date());
+  const cipher = new SecretCipher(options.masterKey);
+  const { databaseUrl, changeChannel } = parsed.data;
+
+  const { db, dialect } = await openStoreDatabase({
+    dataDir: parsed.data.dataDir,
+    databaseUrl,
+    log,
+  });
+  const feed = new ChangeFeed(log);
+  if (databaseUrl !== undefined) {
+    try {
+      await feed.listenToPostgres(databaseUrl, changeChannel);
+    } catch (error) {
+      await db.destroy().catch(() => undefined);
+      throw storeFailure('listening for configuration changes on PostgreSQL', error);
+    }
+  }
+  const context: StoreContext = {
+    db,
+    dialect,
+    cipher,
+    feed,
+    changeChannel,
+    now: () => clock().toISOString(),
+    invocationRetention: parsed.data.invocationRetention,
+  };
+
+  let closed: Promise<void> | undefined;
+  return {
+    dialect,
+    listServers: () => servers.listServers(context),
+    getServer: (subdomain) => servers.getServer(context, subdomain),
+    createServer: (input) => servers.createServer(context, input),
+    updateServerSettings: (subdomain, patch) =>
+      servers.updateServerSettings(context, subdomain, patch),
+    deleteServer: (subdomain) => servers.deleteServer(context, subdomain),
+    listTools: (subdomain) => tools.listTools(context, subdomain),
+    getTool: (subdomain, name) => tools.getTool(context, subdomain, name),
+    saveTool: (subdomain, name, definition) => tools.saveTool(context, subdomain, name, definition),
+    deleteTool: (subdomain, name) => tools.deleteTool(context, subdomain, name),
+    listToolVersions: (subdomain, name) => tools.listToolVersions(context, subdomain, name),
+    rollbackTool: (subdomain, name, version) =>
+      tools.rollbackTool(context, subdomain, name, version),
+    listSecrets: (subdomain) => secrets.listSecrets(context, subdomain),
+    putSecret: (subdomain, name, value) => secrets.putSecret(context, subdomain, name, value),
+    deleteSecret: (subdomain, name) => secrets.deleteSecret(context, subdomain, name),
+    readSecrets: (subdomain) => secrets.readSecrets(context, subdomain),
+    getPoolSettings: () => operations.getPoolSettings(context),
+    putPoolSettings: (subdomain, tool, sizing) =>
+      operations.putPoolSettings(context, subdomain, tool, sizing),
+    appendInvocations: (entries) => operations.appendInvocations(context, entries),
+    listInvocations: (query) => operations.listInvocations(context, query),
+    pruneInvocations: () => operations.pruneInvocations(context),
+    getMeta: (key) => operations.getMeta(context, key),
+    setMeta: (key, value) => operations.setMeta(context, key, value),
+    onChange: (listener) => feed.subscribe(listener),
+    close: () => {
+      closed ??= feed.close().then(() => db.destroy());
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The program inside every runner container. stdout carries the protocol only
+ * (newline-delimited JSON); stderr carries diagnostics. It announces `ready`
+ * first, then keeps one fresh context prepared and runs invocations one at a
+ * time. A protocol fault exits with 70 (EX_SOFTWARE); the control plane retires
+ * the container.
+ */
+import { LineReader, ControlMessage } from '../src/protocol/index.js';
+import { InvocationRunner } from './invocation-runner.js';
+import { readyLine } from './protocol-lines.js';
+import { ToolContextFactory } from './tool-context.js';
+import { ensureVmModulesFlag } from './vm-modules-flag.js';
+
+const EXIT_PROTOCOL_FAULT = 70;
+const EXIT_CONFIG = 78;
+
+function diagnostic(text: string): void {
+  process.stderr.write(`harness: ${text}\n`);
+}
+
+function main(): void {
+  if (ensureVmModulesFlag() === 'relaunched') return;
+
+  let contexts: ToolContextFactory;
+  try {
+    contexts = new ToolContextFactory(new URL('./lodash.min.js', import.meta.url));
+  } catch (error) {
+    diagnostic(`cannot load lodash.min.js beside the harness: ${(error as Error).message}`);
+    process.exit(EXIT_CONFIG);
+  }
+
+  const write = (line: string): void => {
+    process.stdout.write(line);
+  };
+  const fault = (reason: string): never => {
+    diagnostic(`protocol fault: ${reason}`);
+    process.exit(EXIT_PROTOCOL_FAULT);
+  };
+  const runner = new InvocationRunner({ contexts, write, onFault: fault });
+
+  // A tool's promise rejected with nobody listening must not take the harness down.
+  process.on('unhandledRejection', () => undefined);
+
+  const reader = new LineReader({
+    schema: ControlMessage,
+    onMessage: (message) => runner.handle(message),
+    onFault: (error) => fault(error.message),
+  });
+  process.stdin.on('data', (chunk: Buffer) => reader.push(chunk));
+  process.stdin.on('end', () => process.exit(0));
+
+  write(readyLine());
+  runner.prepareSoon();
+}
+
+main();

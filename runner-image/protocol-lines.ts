@@ -1,0 +1,31 @@
+/**
+ * The harness's outgoing lines. Results and call arguments arrive already
+ * serialised (by JSON.stringify inside the tool's context), so they are spliced
+ * into the line instead of being parsed and serialised a second time.
+ */
+import { encodeMessage, PROTOCOL_VERSION, type CallOperation, type LogLevel, type WireError } from '../src/protocol/index.js';
+
+/** The first line the harness writes. */
+export function readyLine(): string {
+  return encodeMessage({ type: 'ready', protocol: PROTOCOL_VERSION, node: process.version });
+}
+
+/** A captured console line. */
+export function logLine(invocation: string, level: LogLevel, text: string): string {
+  return encodeMessage({ type: 'log', invocation, level, text });
+}
+
+/** A brokered request; `argsJson` must be one line of JSON. */
+export function callLine(invocation: string, call: number, op: CallOperation, argsJson: string): string {
+  return `{"type":"call","invocation":${JSON.stringify(invocation)},"call":${call},"op":"${op}","args":${argsJson}}\n`;
+}
+
+/** A successful result; `valueJson` must be one line of JSON. */
+export function okResultLine(invocation: string, valueJson: string): string {
+  return `{"type":"result","invocation":${JSON.stringify(invocation)},"ok":true,"value":${valueJson}}\n`;
+}
+
+/** A failed result. */
+export function errorResultLine(invocation: string, error: WireError): string {
+  return encodeMessage({ type: 'result', invocation, ok: false, error });
+}

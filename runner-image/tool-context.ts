@@ -1,0 +1,86 @@
+/**
+ * A fresh vm context for one invocation: the bootstrap and lodash evaluated in
+ * it, its API held by the host, and the slot the bridge reads to find which
+ * invocation the context belongs to. Contexts are prepared while the harness is
+ * idle, so creating one (~0.5 ms) and evaluating lodash in it (2–7 ms) stay off
+ * the invoke path.
+ */
+import { readFileSync } from 'node:fs';
+import vm from 'node:vm';
+import { BOOTSTRAP_SOURCE } from './bootstrap-source.js';
+
+/** What the bootstrap returns; every member lives in the context's realm. */
+export interface ContextApi {
+  /** Runs the tool function with params and env given as JSON text. */
+  start(tool: unknown, paramsJson: string, envJson: string): void;
+  /** Settles a pending sdk call: payload is JSON (ok) or the error message. */
+  settle(call: number, ok: boolean, payload: string, code: string): boolean;
+  /** Runs the callback of a timer the host kept. */
+  fire(timer: number): void;
+  /** Rejects pending sdk calls with ERR_CANCELLED and stops timers. */
+  cancel(): void;
+  /** Moves the lodash just evaluated from the global into `sdk.lodash`. */
+  adoptLodash(): void;
+  /** An Error of the context's realm explaining that import() is unavailable. */
+  importError(specifier: string): unknown;
+}
+
+/** The host function the bootstrap holds; takes and returns primitives only. */
+export type HostBridge = (kind: unknown, a: unknown, b: unknown, c: unknown, d: unknown) => number | undefined;
+
+/** Who receives the bridge calls of a context; set when an invocation takes it. */
+export interface BridgeSlot {
+  target: HostBridge | null;
+}
+
+/** One prepared context. */
+export interface ToolContext {
+  readonly context: vm.Context;
+  readonly api: ContextApi;
+  readonly slot: BridgeSlot;
+}
+
+/**
+ * Options of the contexts: `eval`/`new Function` are refused (strings: false),
+ * which also keeps code without our import() guard out (see vm-modules-flag.ts),
+ * and WebAssembly compilation is refused. Lodash's `_.template` needs `Function`
+ * and so is unavailable.
+ */
+const CONTEXT_OPTIONS: vm.CreateContextOptions = {
+  name: 'mcphost tool',
+  codeGeneration: { strings: false, wasm: false },
+};
+
+/** Compiles the bootstrap and lodash once; makes contexts from them. */
+export class ToolContextFactory {
+  readonly #bootstrap: vm.Script;
+  readonly #lodash: vm.Script;
+
+  /** `lodashPath`: file URL or path of lodash.min.js. */
+  constructor(lodashPath: URL | string) {
+    this.#bootstrap = new vm.Script(BOOTSTRAP_SOURCE, { filename: 'mcphost-bootstrap.js' });
+    this.#lodash = new vm.Script(readFileSync(lodashPath, 'utf8'), { filename: 'lodash.min.js' });
+  }
+
+  /** A new context ready for one invocation. */
+  create(): ToolContext {
+    // A null-prototype sandbox: the context's global must not inherit from the
+    // host's Object.prototype (`this.constructor.constructor` would be the host's Function).
+    const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
+    const slot: BridgeSlot = { target: null };
+    const bridge: HostBridge = (kind, a, b, c, d) => {
+      // Never throw into the context: a host error is a host object.
+      try {
+        const target = slot.target;
+        return target === null ? undefined : target(kind, a, b, c, d);
+      } catch {
+        return undefined;
+      }
+    };
+    const install = this.#bootstrap.runInContext(context) as (bridge: HostBridge) => ContextApi;
+    const api = install(bridge);
+    this.#lodash.runInContext(context);
+    api.adoptLodash();
+    return { context, api, slot };
+  }
+}

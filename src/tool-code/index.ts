@@ -1,0 +1,2 @@
+export * from './wrap.js';
+export * from './syntax.js';

@@ -1,0 +1,224 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  fetchAuthorizationServerMetadata,
+  REQUIRED_METADATA_FIELDS,
+} from '../../control-plane/auth/index.js';
+import { McphostError } from '../../control-plane/errors.js';
+import {
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from '../fixtures/authorization-server.js';
+import {
+  closedPortOrigin,
+  startLoopbackServer,
+  type LoopbackServer,
+  type Route,
+} from './helpers/loopback-server.js';
+
+const loopback = { allowInsecureLoopback: true };
+
+/** Awaits `promise`, expecting an ERR_OAUTH_METADATA McphostError; returns it. */
+async function metadataFailure(promise: Promise<unknown>): Promise<McphostError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(McphostError);
+  expect((error as McphostError).code).toBe('ERR_OAUTH_METADATA');
+  return error as McphostError;
+}
+
+function completeMetadata(origin: string): Record<string, unknown> {
+  return {
+    issuer: origin,
+    authorization_endpoint: `${origin}/auth`,
+    token_endpoint: `${origin}/token`,
+    registration_endpoint: `${origin}/reg`,
+    jwks_uri: `${origin}/jwks`,
+    code_challenge_methods_supported: ['S256'],
+  };
+}
+
+describe('fetchAuthorizationServerMetadata against the real Authorization Server', () => {
+  let as: TestAuthorizationServer;
+  beforeAll(async () => {
+    as = await startAuthorizationServer();
+  });
+  afterAll(() => as.close());
+
+  it.each([
+    ['the RFC 8414 metadata URL', () => as.metadataUrl],
+    ['the OIDC discovery URL', () => `${as.issuer}/.well-known/openid-configuration`],
+    ['the issuer base URL', () => as.issuer],
+    ['the issuer base URL with a trailing slash', () => `${as.issuer}/`],
+  ])('reads %s', async (_label, url) => {
+    const { metadata, warnings } = await fetchAuthorizationServerMetadata(url(), loopback);
+    expect(metadata.issuer).toBe(as.issuer);
+    expect(metadata.jwks_uri).toBe(as.jwksUri);
+    expect(metadata.registration_endpoint).toBe(`${as.issuer}/reg`);
+    expect(warnings).toEqual([]);
+  });
+
+  it('refuses plain-HTTP loopback unless insecure loopback is allowed', async () => {
+    const error = await metadataFailure(
+      fetchAuthorizationServerMetadata(as.issuer, { allowInsecureLoopback: false }),
+    );
+    expect(error.message).toBe(
+      `authorization server URL ${as.issuer}/ uses plain HTTP; allow insecure loopback URLs (OAUTH_ALLOW_INSECURE_LOOPBACK) for local development`,
+    );
+  });
+});
+
+describe('fetchAuthorizationServerMetadata failures', () => {
+  let server: LoopbackServer;
+  // The server looks routes up per request, so tests add doctored documents as they go.
+  const routes: Record<string, Route> = {};
+  beforeAll(async () => {
+    server = await startLoopbackServer(routes);
+    routes['/html/.well-known/oauth-authorization-server'] = {
+      text: '<html>login</html>',
+      contentType: 'text/html',
+    };
+    routes['/stall/.well-known/oauth-authorization-server'] = { stall: true };
+    routes['/tenant/.well-known/openid-configuration'] = { json: completeMetadata(server.origin) };
+  });
+  afterAll(() => server.close());
+
+  function serve(name: string, document: Record<string, unknown>): string {
+    const path = `/${name}/.well-known/oauth-authorization-server`;
+    routes[path] = { json: document };
+    return `${server.origin}${path}`;
+  }
+
+  it.each(REQUIRED_METADATA_FIELDS.map((field) => [field]))('names a missing %s', async (field) => {
+    const document = completeMetadata(server.origin);
+    delete document[field];
+    const url = serve(`missing-${field}`, document);
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(`authorization server metadata at ${url} is missing ${field}`);
+    expect(error.details).toEqual({ url, missing: [field] });
+  });
+
+  it('lists every missing field at once', async () => {
+    const { issuer, authorization_endpoint, token_endpoint } = completeMetadata(server.origin);
+    const url = serve('missing-two', { issuer, authorization_endpoint, token_endpoint });
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(
+      `authorization server metadata at ${url} is missing registration_endpoint, jwks_uri`,
+    );
+    expect(error.details).toEqual({ url, missing: ['registration_endpoint', 'jwks_uri'] });
+  });
+
+  it('names a field that is not a URL', async () => {
+    const url = serve('bad-jwks', { ...completeMetadata(server.origin), jwks_uri: 'keys please' });
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(`authorization server metadata at ${url} has invalid jwks_uri`);
+  });
+
+  it('refuses endpoints that leave HTTPS for a non-loopback host', async () => {
+    const url = serve('plain-jwks', {
+      ...completeMetadata(server.origin),
+      jwks_uri: 'http://keys.example.com/jwks',
+    });
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(`authorization server metadata at ${url} has non-HTTPS jwks_uri`);
+  });
+
+  it('warns, without failing, when S256 is not advertised', async () => {
+    const document = completeMetadata(server.origin);
+    delete document.code_challenge_methods_supported;
+    const url = serve('no-pkce', document);
+    const { metadata, warnings } = await fetchAuthorizationServerMetadata(url, loopback);
+    expect(metadata.issuer).toBe(server.origin);
+    expect(warnings).toEqual([
+      'the authorization server does not advertise S256 in code_challenge_methods_supported; MCP clients require PKCE with S256',
+    ]);
+    const plainOnly = serve('plain-pkce', {
+      ...document,
+      code_challenge_methods_supported: ['plain'],
+    });
+    expect((await fetchAuthorizationServerMetadata(plainOnly, loopback)).warnings).toHaveLength(1);
+  });
+
+  it('falls back from RFC 8414 to OpenID discovery for an issuer with a path', async () => {
+    const { metadataUrl, metadata } = await fetchAuthorizationServerMetadata(
+      `${server.origin}/tenant`,
+      loopback,
+    );
+    expect(metadataUrl).toBe(`${server.origin}/tenant/.well-known/openid-configuration`);
+    expect(metadata.jwks_uri).toBe(`${server.origin}/jwks`);
+    expect(server.hits.get('/.well-known/oauth-authorization-server/tenant')).toBe(1);
+    expect(server.hits.get('/.well-known/openid-configuration/tenant')).toBe(1);
+  });
+
+  it('reports every location tried when none has metadata', async () => {
+    const error = await metadataFailure(
+      fetchAuthorizationServerMetadata(`${server.origin}/nothing`, loopback),
+    );
+    expect(error.message).toBe(
+      `no authorization server metadata found: ${server.origin}/.well-known/oauth-authorization-server/nothing (HTTP 404), ` +
+        `${server.origin}/.well-known/openid-configuration/nothing (HTTP 404), ` +
+        `${server.origin}/nothing/.well-known/openid-configuration (HTTP 404)`,
+    );
+  });
+
+  it('says when the answer is not JSON', async () => {
+    const url = `${server.origin}/html/.well-known/oauth-authorization-server`;
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(`authorization server metadata at ${url}: the response is not JSON`);
+  });
+
+  it('says when the answer is too large', async () => {
+    const url = serve('large', { ...completeMetadata(server.origin), padding: 'x'.repeat(2000) });
+    const error = await metadataFailure(
+      fetchAuthorizationServerMetadata(url, { ...loopback, maxBytes: 1024 }),
+    );
+    expect(error.message).toBe(
+      `authorization server metadata at ${url}: the response is larger than 1024 bytes`,
+    );
+  });
+
+  it('gives up after the timeout', async () => {
+    const url = `${server.origin}/stall/.well-known/oauth-authorization-server`;
+    const started = Date.now();
+    const error = await metadataFailure(
+      fetchAuthorizationServerMetadata(url, { ...loopback, timeoutMs: 300 }),
+    );
+    expect(error.message).toBe(`authorization server metadata at ${url}: no answer within 300 ms`);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('says when the server is unreachable', async () => {
+    const origin = await closedPortOrigin();
+    const url = `${origin}/.well-known/oauth-authorization-server`;
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(
+      `authorization server metadata at ${url}: unreachable (ECONNREFUSED)`,
+    );
+  });
+
+  it('refuses plain HTTP to a non-loopback host before any request', async () => {
+    let requests = 0;
+    const countingFetch: typeof fetch = (...args) => {
+      requests += 1;
+      return fetch(...args);
+    };
+    const error = await metadataFailure(
+      fetchAuthorizationServerMetadata('http://as.example.com/', {
+        ...loopback,
+        fetch: countingFetch,
+      }),
+    );
+    expect(error.message).toBe(
+      'authorization server URL http://as.example.com/ does not use HTTPS',
+    );
+    expect(requests).toBe(0);
+  });
+
+  it('refuses a string that is not a URL', async () => {
+    const error = await metadataFailure(
+      fetchAuthorizationServerMetadata('as.example.com', loopback),
+    );
+    expect(error.message).toBe('authorization server URL "as.example.com" is not a valid URL');
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The hostile-tool corpus (test/fixtures/hostile/*.js) against the real
+ * harness in real containers. Each fixture's header says what it attacks and
+ * what must come of it (`expect:` a code or `ok`, `message:` a pattern,
+ * `message-not:` a pattern that would mean an escape). After each attack the
+ * same pool must serve an ordinary call.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
+import type { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
+import {
+  TEST_LIMITS,
+  dockerManager,
+  hooks,
+  runnerImage,
+  runtime,
+  uniquePlaneName,
+} from './docker-helpers.js';
+
+const HOSTILE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hostile');
+
+interface Fixture {
+  name: string;
+  code: string;
+  attacks: string;
+  expect: string;
+  message?: RegExp;
+  messageNot?: RegExp;
+}
+
+function header(code: string, key: string): string | undefined {
+  return new RegExp(`^// ${key}: (.+)$`, 'm').exec(code)?.[1]?.trim();
+}
+
+const fixtures: Fixture[] = readdirSync(HOSTILE_DIR)
+  .filter((file) => file.endsWith('.js'))
+  .sort()
+  .map((file) => {
+    const code = readFileSync(join(HOSTILE_DIR, file), 'utf8');
+    const expected = header(code, 'expect');
+    if (!expected) throw new Error(`${file} has no "// expect:" line`);
+    const message = header(code, 'message');
+    const messageNot = header(code, 'message-not');
+    return {
+      name: file,
+      code,
+      attacks: header(code, 'attacks') ?? '',
+      expect: expected,
+      ...(message ? { message: new RegExp(message) } : {}),
+      ...(messageNot ? { messageNot: new RegExp(messageNot) } : {}),
+    };
+  });
+
+const limits = { ...TEST_LIMITS, timeoutMs: 1_500, memoryMb: 96, maxLogBytes: 16 * 1024 };
+let driver: DockerSandbox;
+let sandbox: SandboxManager;
+
+beforeAll(async () => {
+  ({ driver, sandbox } = dockerManager(await runnerImage(), uniquePlaneName('hostile'), {
+    defaults: { minWarm: 0, maxSize: 1, timeoutGraceMs: 500, limits },
+  }));
+  await sandbox.start();
+});
+
+afterAll(async () => {
+  await sandbox.close();
+  await driver.close();
+});
+
+describe('hostile tool corpus', () => {
+  it('has fixtures', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(fixtures)('$name', async (fixture) => {
+    const poolKey = `hostile/${fixture.name}`;
+    const outcome = await sandbox.invoke(runtime(poolKey, fixture.code, { limits }), hooks());
+    if (fixture.expect === 'ok') {
+      expect(outcome.error).toBeUndefined();
+      const logBytes = outcome.logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0);
+      expect(logBytes).toBeLessThanOrEqual(limits.maxLogBytes + 2 * 1024);
+    } else {
+      expect(outcome.ok, `${fixture.attacks} → ${JSON.stringify(outcome.error)}`).toBe(false);
+      expect(outcome.error?.code).toBe(fixture.expect);
+      if (fixture.message) expect(outcome.error?.message).toMatch(fixture.message);
+      if (fixture.messageNot) expect(outcome.error?.message).not.toMatch(fixture.messageNot);
+    }
+    expect(outcome.error?.message ?? '').not.toMatch(/ESCAPED/);
+    // The pool recovers: the next ordinary call on the same pool succeeds.
+    const next = await sandbox.invoke(
+      runtime(poolKey, 'return params.n + 1;', { limits }),
+      hooks({ n: 41 }),
+    );
+    expect(next).toMatchObject({ ok: true, value: 42 });
+  });
+
+  it('no globals leak from one invocation to the next in the same container', async () => {
+    const poolKey = 'hostile/pollution';
+    const polluter =
+      'Object.prototype.polluted = "yes"; globalThis.leftover = env.SECRET; return 1;';
+    const first = await sandbox.invoke(
+      runtime(poolKey, polluter, { limits, env: { SECRET: 's3cret' } }),
+      hooks(),
+    );
+    expect(first.value).toBe(1);
+    const probe = 'return [({}).polluted ?? null, typeof leftover];';
+    const second = await sandbox.invoke(runtime(poolKey, probe, { limits }), hooks());
+    expect(second.instanceId).toBe(first.instanceId);
+    expect(second.value).toEqual([null, 'undefined']);
+  });
+});

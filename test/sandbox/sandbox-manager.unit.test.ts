@@ -1,0 +1,339 @@
+// Unit tests of the warm-pool state machine and the manager's policies, with an in-memory driver.
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_INVOCATION_LIMITS, resolveLimits } from '../../control-plane/sandbox/limits.js';
+import type { InvokeHooks, ToolRuntime } from '../../control-plane/sandbox/invocation.js';
+import {
+  GENERIC_POOL_KEY,
+  SandboxManager,
+  type SandboxManagerOptions,
+} from '../../control-plane/sandbox/sandbox-manager.js';
+import { FakeDriver } from './fake-driver.js';
+
+const limits = { ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 300 };
+const hooks: InvokeHooks = { params: {}, onCall: async () => ({}) };
+const managers: SandboxManager[] = [];
+
+function manager(
+  driver: FakeDriver,
+  overrides: Partial<SandboxManagerOptions> = {},
+): SandboxManager {
+  const created = new SandboxManager({
+    driver,
+    defaults: {
+      minWarm: 0,
+      maxSize: 2,
+      maxQueue: 50,
+      queueTimeoutMs: 2_000,
+      timeoutGraceMs: 10,
+      limits,
+    },
+    generic: { size: 0 },
+    caps: { maxSizePerPool: 8, maxTotal: 16 },
+    retry: { initialMs: 20, maxMs: 50 },
+    ...overrides,
+  });
+  managers.push(created);
+  return created;
+}
+
+function tool(code: string, extra: Partial<ToolRuntime> = {}): ToolRuntime {
+  return { poolKey: 'srv/tool', code, env: {}, limits, strict: false, ...extra };
+}
+
+function poolStats(sandbox: SandboxManager, key = 'srv/tool') {
+  const stats = sandbox.stats().find((pool) => pool.poolKey === key);
+  if (!stats) throw new Error(`no pool ${key}`);
+  return stats;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((created) => created.close()));
+});
+
+describe('resolveLimits', () => {
+  it('prefers tool, then server, then defaults, and keeps 0 as a value', () => {
+    const merged = resolveLimits(
+      { timeoutMs: 0 },
+      { timeoutMs: 5, memoryMb: 256 },
+      DEFAULT_INVOCATION_LIMITS,
+    );
+    expect(merged).toEqual({ ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 0, memoryMb: 256 });
+    expect(resolveLimits(undefined, undefined, DEFAULT_INVOCATION_LIMITS)).toEqual(
+      DEFAULT_INVOCATION_LIMITS,
+    );
+  });
+});
+
+describe('SandboxManager with a fake driver', () => {
+  it('answers 20 concurrent callers on a pool of 2, each with its own result', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver);
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => sandbox.invoke(tool(`value:${index}`), hooks)),
+    );
+    expect(Math.max(...outcomes.map((outcome) => outcome.queueMs))).toBeGreaterThan(0);
+    expect(outcomes.map((outcome) => outcome.value)).toEqual(
+      Array.from({ length: 20 }, (_, index) => index),
+    );
+    expect(driver.instances.length).toBe(2);
+    // The second container may still be warming when the first has served everyone.
+    await expect.poll(() => poolStats(sandbox).warm).toBe(2);
+    expect(poolStats(sandbox)).toMatchObject({ busy: 0, total: 2, queued: 0, started: 2 });
+  });
+
+  it('fails a waiter with ERR_NO_CAPACITY when the queue wait runs out', async () => {
+    const sandbox = manager(new FakeDriver(), {
+      defaults: { minWarm: 0, maxSize: 1, queueTimeoutMs: 50, limits },
+    });
+    const busy = sandbox.invoke(tool('slow:200'), hooks);
+    const waiting = await sandbox.invoke(tool('value:1'), hooks);
+    expect(waiting.ok).toBe(false);
+    expect(waiting.error).toEqual({
+      code: 'ERR_NO_CAPACITY',
+      message:
+        'no capacity: pool srv/tool has 1 of 1 containers busy and the wait of 50 ms ran out',
+    });
+    expect(waiting.queueMs).toBeGreaterThanOrEqual(45);
+    expect((await busy).value).toBe('slow');
+  });
+
+  it('fails at once when the queue is full', async () => {
+    const sandbox = manager(new FakeDriver(), {
+      defaults: { minWarm: 0, maxSize: 1, maxQueue: 1, limits },
+    });
+    const first = sandbox.invoke(tool('slow:100'), hooks);
+    await settle();
+    const second = sandbox.invoke(tool('value:2'), hooks);
+    const third = await sandbox.invoke(tool('value:3'), hooks);
+    expect(third.error?.code).toBe('ERR_NO_CAPACITY');
+    expect(third.error?.message).toBe(
+      'no capacity: pool srv/tool has 1 of 1 containers busy and 1 callers already waiting',
+    );
+    expect((await first).ok && (await second).value).toBe(2);
+  });
+
+  it('strict mode uses each container once', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver);
+    for (let index = 0; index < 3; index += 1) {
+      expect((await sandbox.invoke(tool('value:1', { strict: true }), hooks)).ok).toBe(true);
+    }
+    expect(driver.instances.length).toBe(3);
+    expect(poolStats(sandbox).retired).toEqual({ strict: 3 });
+  });
+
+  it('retires a container after maxInvocationsPerContainer', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 0, maxSize: 1, maxInvocationsPerContainer: 2, limits },
+    });
+    const ids = [];
+    for (let index = 0; index < 4; index += 1)
+      ids.push((await sandbox.invoke(tool('value:1'), hooks)).instanceId);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).toBe(ids[3]);
+    expect(ids[1]).not.toBe(ids[2]);
+    expect(poolStats(sandbox).retired).toEqual({ 'max-invocations': 2 });
+  });
+
+  it.each([
+    ['crash', 'ERR_CONTAINER_CRASHED', 'crash'],
+    ['oom', 'ERR_TOOL_MEMORY', 'memory'],
+    ['garbage', 'ERR_PROTOCOL', 'protocol'],
+    ['hang', 'ERR_TOOL_TIMEOUT', 'timeout'],
+  ])(
+    '"%s" gives %s, retires the container, and the next call succeeds',
+    async (code, errorCode, reason) => {
+      const driver = new FakeDriver();
+      const sandbox = manager(driver, {
+        defaults: { minWarm: 0, maxSize: 1, timeoutGraceMs: 10, limits },
+      });
+      const outcome = await sandbox.invoke(tool(code), hooks);
+      expect(outcome.error?.code).toBe(errorCode);
+      expect(poolStats(sandbox).retired).toEqual({ [reason]: 1 });
+      const next = await sandbox.invoke(tool('value:"fine"'), hooks);
+      expect(next).toMatchObject({ ok: true, value: 'fine' });
+      expect(next.instanceId).not.toBe(outcome.instanceId);
+    },
+  );
+
+  it('cancellation while running or queued gives ERR_CANCELLED', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { defaults: { minWarm: 0, maxSize: 1, limits } });
+    const controller = new AbortController();
+    const running = sandbox.invoke(tool('hang'), { ...hooks, signal: controller.signal });
+    const queued = sandbox.invoke(tool('value:1'), { ...hooks, signal: controller.signal });
+    await settle();
+    controller.abort();
+    expect((await running).error?.code).toBe('ERR_CANCELLED');
+    expect((await queued).error?.code).toBe('ERR_CANCELLED');
+    expect(poolStats(sandbox).retired).toEqual({ cancelled: 1 });
+  });
+
+  it('a tool adopts a generic container for good when its shape matches, never when it differs', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { generic: { size: 1 } });
+    await sandbox.start();
+    await settle();
+    const genericId = driver.instances[0]?.id;
+    const first = await sandbox.invoke(tool('value:1', { poolKey: 'a/one' }), hooks);
+    expect(first.instanceId).toBe(genericId);
+    await settle();
+    // The generic pool refilled with a fresh container; tool b gets it, not a's.
+    const second = await sandbox.invoke(tool('value:1', { poolKey: 'b/two' }), hooks);
+    expect(second.instanceId).not.toBe(genericId);
+    expect((await sandbox.invoke(tool('value:1', { poolKey: 'a/one' }), hooks)).instanceId).toBe(
+      genericId,
+    );
+    await settle();
+    const big = await sandbox.invoke(
+      tool('value:1', { poolKey: 'c/big', limits: { ...limits, memoryMb: 512 } }),
+      hooks,
+    );
+    expect(driver.instances.find((instance) => instance.id === big.instanceId)?.spec.memoryMb).toBe(
+      512,
+    );
+    expect(poolStats(sandbox, GENERIC_POOL_KEY)).toMatchObject({
+      generic: true,
+      warm: 1,
+      total: 1,
+    });
+  });
+
+  it('retireTool retires idle containers at once and busy ones on release', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver);
+    await Promise.all([
+      sandbox.invoke(tool('value:1'), hooks),
+      sandbox.invoke(tool('value:2'), hooks),
+    ]);
+    const busy = sandbox.invoke(tool('slow:50'), hooks);
+    await settle();
+    sandbox.retireTool('srv/tool');
+    expect(poolStats(sandbox)).toMatchObject({ warm: 0, busy: 1 });
+    const busyOutcome = await busy;
+    expect(busyOutcome.ok).toBe(true);
+    expect(poolStats(sandbox)).toMatchObject({ total: 0, retired: { 'retired-tool': 2 } });
+    expect(driver.live()).toHaveLength(0);
+    const fresh = await sandbox.invoke(tool('value:3'), hooks);
+    expect(fresh.instanceId).not.toBe(busyOutcome.instanceId);
+  });
+
+  it('drain retires idle containers and stops refilling until the next invocation', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver);
+    sandbox.configurePool('srv/tool', { minWarm: 2, maxSize: 3 });
+    await sandbox.invoke(tool('value:1'), hooks);
+    await settle();
+    expect(poolStats(sandbox)).toMatchObject({ warm: 2, minWarm: 2, maxSize: 3 });
+    sandbox.drain('srv/tool');
+    await settle();
+    expect(poolStats(sandbox)).toMatchObject({ warm: 0, total: 0, retired: { drained: 2 } });
+  });
+
+  it('configurePool validates against the caps', () => {
+    const sandbox = manager(new FakeDriver());
+    expect(() => sandbox.configurePool('k', { minWarm: 1, maxSize: 9 })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_VALIDATION',
+        message: 'pool k: maxSize 9 is over the limit of 8 containers per pool',
+      }),
+    );
+    expect(() => sandbox.configurePool('k', { minWarm: 3, maxSize: 2 })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_VALIDATION',
+        message: 'pool k: minWarm 3 is over maxSize 2',
+      }),
+    );
+    expect(() => sandbox.configurePool('k', { minWarm: -1, maxSize: 2 } as never)).toThrow(
+      expect.objectContaining({ code: 'ERR_VALIDATION' }),
+    );
+    expect(sandbox.configurePool('k', { minWarm: 0, maxSize: 8 })).toEqual({
+      minWarm: 0,
+      maxSize: 8,
+    });
+  });
+
+  it('misuse of the constructor is a TypeError', () => {
+    expect(() =>
+      manager(new FakeDriver(), { defaults: { minWarm: 5, maxSize: 1, limits } }),
+    ).toThrow(TypeError);
+    expect(() => manager(new FakeDriver(), { generic: { size: -1 } })).toThrow(TypeError);
+  });
+
+  it('fails fast with ERR_SANDBOX_UNAVAILABLE while the driver is down and recovers when it returns', async () => {
+    const driver = new FakeDriver();
+    driver.failing = true;
+    const sandbox = manager(driver, { generic: { size: 1 } });
+    await sandbox.start();
+    const first = await sandbox.invoke(tool('value:1'), hooks);
+    expect(first.error).toMatchObject({
+      code: 'ERR_SANDBOX_UNAVAILABLE',
+      message: /engine is down/,
+    });
+    const started = Date.now();
+    const second = await sandbox.invoke(tool('value:1'), hooks);
+    expect(second.error?.code).toBe('ERR_SANDBOX_UNAVAILABLE');
+    expect(Date.now() - started).toBeLessThan(20);
+    expect(sandbox.healthy).toBe(false);
+    driver.failing = false;
+    await expect.poll(() => sandbox.healthy, { timeout: 2_000 }).toBe(true);
+    await expect.poll(() => poolStats(sandbox, GENERIC_POOL_KEY).warm, { timeout: 2_000 }).toBe(1);
+    expect((await sandbox.invoke(tool('value:1'), hooks)).ok).toBe(true);
+  });
+
+  it('retires idle containers past their TTL and refills to minWarm', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 1, maxSize: 2, idleTtlMs: 100, limits },
+    });
+    await sandbox.start();
+    await sandbox.invoke(tool('value:1'), hooks);
+    await expect
+      .poll(() => poolStats(sandbox).retired['idle-ttl'] ?? 0, { timeout: 2_000 })
+      .toBeGreaterThan(0);
+    await expect.poll(() => poolStats(sandbox).warm, { timeout: 2_000 }).toBe(1);
+  });
+
+  it('keeps the global cap by evicting the longest-idle container of another pool', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { caps: { maxSizePerPool: 2, maxTotal: 2 } });
+    await sandbox.invoke(tool('value:1', { poolKey: 'a' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'b' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'c' }), hooks);
+    const total = sandbox.stats().reduce((sum, pool) => sum + pool.total, 0);
+    expect(total).toBe(2);
+    expect(poolStats(sandbox, 'a').retired).toEqual({ evicted: 1 });
+  });
+
+  it('keeps logs up to the budget with one notice, and forwards them live', async () => {
+    const sandbox = manager(new FakeDriver());
+    const live: string[] = [];
+    const outcome = await sandbox.invoke(
+      tool('log:50', { limits: { ...limits, maxLogBytes: 1000 } }),
+      {
+        ...hooks,
+        onLog: (entry) => live.push(entry.text),
+      },
+    );
+    // 1000 bytes + 1 KiB slack for the harness's own notice = 20 lines of 100 bytes, then our notice.
+    expect(outcome.logs).toHaveLength(21);
+    expect(outcome.logs.at(-1)?.text).toMatch(/log limit/);
+    expect(live).toHaveLength(21);
+  });
+
+  it('close fails waiters and kills every container', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { defaults: { minWarm: 0, maxSize: 1, limits } });
+    const running = sandbox.invoke(tool('hang'), hooks);
+    const waiting = sandbox.invoke(tool('value:1'), hooks);
+    await settle();
+    await sandbox.close();
+    expect((await waiting).error?.code).toBe('ERR_SHUTTING_DOWN');
+    expect((await running).ok).toBe(false);
+    expect(driver.live()).toHaveLength(0);
+    expect((await sandbox.invoke(tool('value:1'), hooks)).error?.code).toBe('ERR_SHUTTING_DOWN');
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Starts a real control plane in-process for a test file: its own data
+ * directory, its own label scope for containers, the runner image built by
+ * the global setup, a fixed admin token. Hosted servers answer at
+ * `http://{subdomain}.localhost:{port}` (reached through `loopbackFetch`).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApp, type App } from '../../control-plane/app/app.js';
+import { loadConfig, type Config } from '../../control-plane/config.js';
+import { createLogger } from '../../control-plane/logger.js';
+import { loopbackFetch } from './loopback-fetch.js';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestControlPlane {
+  app: App;
+  config: Config;
+  port: number;
+  dataDir: string;
+  adminUrl: string;
+  mcpUrl(subdomain: string): URL;
+  /** Admin API call with the admin token; JSON in and out. */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** Restarts the control plane on the same data directory and port. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A free loopback port (the address template must name it before the listener starts). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startTestControlPlane(env: Record<string, string> = {}): Promise<TestControlPlane> {
+  const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'mcphost-test-'));
+  const port = await freePort();
+  const image = process.env.MCPHOST_TEST_RUNNER_IMAGE;
+  const config = loadConfig(
+    {
+      PORT: String(port),
+      LISTEN_HOST: '127.0.0.1',
+      BASE_DOMAIN: 'localhost',
+      PUBLIC_URL_TEMPLATE: `http://{subdomain}.localhost:${port}`,
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+      EGRESS_ALLOW: '127.0.0.0/8,::1/128',
+      OAUTH_ALLOW_INSECURE_LOOPBACK: 'true',
+      PLANE_NAME: `test-${process.pid}-${port}`,
+      GENERIC_POOL_SIZE: '1',
+      POOL_MIN_WARM: '1',
+      LOG_LEVEL: 'silent',
+      ...(image ? { RUNNER_IMAGE: image } : {}),
+      ...env,
+    },
+    '/nonexistent/.env',
+  );
+  const log = createLogger(config.logLevel);
+  let app = await startApp(config, log);
+  const adminUrl = `http://127.0.0.1:${app.adminPort}`;
+  const plane: TestControlPlane = {
+    get app() {
+      return app;
+    },
+    config,
+    port,
+    dataDir,
+    adminUrl,
+    mcpUrl: (subdomain) => new URL(`http://${subdomain}.localhost:${port}/mcp`),
+    admin: async (method, path, body) => {
+      const response = await loopbackFetch(`${adminUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
+    restart: async () => {
+      await app.close();
+      app = await startApp(config, log);
+    },
+    close: async () => {
+      await app.close();
+      if (env.DATA_DIR === undefined) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return plane;
+}
