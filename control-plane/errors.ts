@@ -32,7 +32,11 @@ export class McphostError extends Error {
   /** Structured detail safe to show the caller (never a secret). */
   readonly details?: unknown;
 
-  constructor(code: McphostErrorCode, message: string, options?: { details?: unknown; cause?: unknown }) {
+  constructor(
+    code: McphostErrorCode,
+    message: string,
+    options?: { details?: unknown; cause?: unknown },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'McphostError';
     this.code = code;

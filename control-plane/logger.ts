@@ -14,7 +14,14 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { service: 'mcphost' },
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', '*.password', '*.token', '*.secret', 'env'],
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          '*.password',
+          '*.token',
+          '*.secret',
+          'env',
+        ],
         censor: '[REDACTED]',
       },
     },

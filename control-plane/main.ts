@@ -43,10 +43,15 @@ async function main(): Promise<void> {
   if (process.argv.includes('--demo')) {
     const token = config.adminToken ?? app.generatedAdminToken;
     if (token === undefined) {
-      banner.push('  --demo needs the admin token: set ADMIN_TOKEN (it was generated at an earlier start).');
+      banner.push(
+        '  --demo needs the admin token: set ADMIN_TOKEN (it was generated at an earlier start).',
+      );
     } else {
       const created = await createDemoServer(`http://127.0.0.1:${app.adminPort}`, token);
-      banner.push(`  Demo server: ${serverAddress(config, created.subdomain)}/mcp with tools ${created.tools.join(', ')}`, '');
+      banner.push(
+        `  Demo server: ${serverAddress(config, created.subdomain)}/mcp with tools ${created.tools.join(', ')}`,
+        '',
+      );
     }
   }
   process.stdout.write(`${banner.join('\n')}\n`);
@@ -69,6 +74,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(isMcphostError(error) ? `mcphost could not start: ${error.code}: ${error.message}` : error);
+  console.error(
+    isMcphostError(error) ? `mcphost could not start: ${error.code}: ${error.message}` : error,
+  );
   process.exit(1);
 });

@@ -171,7 +171,22 @@ function db(target) {
   });
 }
 
-const sdk = { http: http, db: db, lodash: undefined };
+// lodash is evaluated in this context on first use (2–7 ms of CPU): most tools
+// never touch it, and those that do get it evaluated ahead, while idle (see
+// ToolContextFactory.create).
+let lodashValue;
+function lodash() {
+  if (lodashValue === undefined) {
+    G.self = G; // lodash looks for a global 'self' to attach to
+    bridge('lodash');
+    lodashValue = G._;
+    delete G._;
+    delete G.self;
+  }
+  return lodashValue;
+}
+const sdk = { http: http, db: db };
+ObjectDefineProperty(sdk, 'lodash', { enumerable: true, configurable: false, get: lodash });
 
 // ---------------------------------------------------------------- console
 function quote(text) {
@@ -465,19 +480,16 @@ function cancel() {
   }
 }
 
-// lodash (run right after this script) looks for a global 'self' to attach to.
-G.self = G;
+ObjectFreeze(sdk);
 
-function adoptLodash() {
-  sdk.lodash = G._;
-  delete G._;
-  delete G.self;
-  ObjectFreeze(sdk);
+/** Evaluates lodash now (while idle), so the tool's first sdk.lodash costs nothing. */
+function preloadLodash() {
+  lodash();
 }
 
 function importError(specifier) {
   return makeError('ERR_TOOL_ERROR', 'import() is not available in tool code (asked for ' + StringCtor(specifier) + ')');
 }
 
-return ObjectFreeze({ start: start, settle: settle, fire: fire, cancel: cancel, adoptLodash: adoptLodash, importError: importError });
+return ObjectFreeze({ start: start, settle: settle, fire: fire, cancel: cancel, preloadLodash: preloadLodash, importError: importError });
 })`;

@@ -6,7 +6,12 @@
  */
 import type vm from 'node:vm';
 import { describeToolSyntaxError, compileToolScript } from '../src/tool-code/index.js';
-import type { CancelMessage, ControlMessage, InvokeMessage, ReplyMessage } from '../src/protocol/index.js';
+import type {
+  CancelMessage,
+  ControlMessage,
+  InvokeMessage,
+  ReplyMessage,
+} from '../src/protocol/index.js';
 import { errorResultLine } from './protocol-lines.js';
 import { Invocation } from './invocation.js';
 import type { ContextApi, ToolContext, ToolContextFactory } from './tool-context.js';
@@ -16,7 +21,8 @@ const COMPILED_CACHE_SIZE = 8;
 /** How many ended invocation ids are remembered, to ignore their late replies and cancels. */
 const ENDED_MEMORY = 32;
 
-type Compiled = { script: vm.Script } | { syntax: { message: string; line: number; column: number } };
+type Compiled =
+  { script: vm.Script } | { syntax: { message: string; line: number; column: number } };
 
 /** What the runner needs from its process. */
 export interface InvocationRunnerOptions {
@@ -35,6 +41,8 @@ export class InvocationRunner {
   readonly #compiled = new Map<string, Compiled>();
   readonly #ended: string[] = [];
   #prepared: ToolContext | null = null;
+  /** Whether the last tool's code names lodash: its next context gets it ahead. */
+  #usesLodash = false;
   #preparing = false;
   #current: Invocation | null = null;
   #currentApi: ContextApi | null = null;
@@ -51,7 +59,7 @@ export class InvocationRunner {
     this.#preparing = true;
     setImmediate(() => {
       this.#preparing = false;
-      if (this.#prepared === null) this.#prepared = this.#contexts.create();
+      if (this.#prepared === null) this.#prepared = this.#contexts.create(this.#usesLodash);
     });
   }
 
@@ -69,7 +77,9 @@ export class InvocationRunner {
 
   #invoke(message: InvokeMessage): void {
     if (this.#current !== null && !this.#current.ended) {
-      return this.#onFault(`invoke ${message.invocation} arrived while ${this.#current.id} is running`);
+      return this.#onFault(
+        `invoke ${message.invocation} arrived while ${this.#current.id} is running`,
+      );
     }
     if (this.#ended.includes(message.invocation)) {
       return this.#onFault(`invocation id ${message.invocation} was used before`);
@@ -77,10 +87,14 @@ export class InvocationRunner {
     const compiled = this.#compile(message.code);
     if ('syntax' in compiled) {
       this.#remember(message.invocation);
-      this.#write(errorResultLine(message.invocation, { code: 'ERR_TOOL_SYNTAX', ...compiled.syntax }));
+      this.#write(
+        errorResultLine(message.invocation, { code: 'ERR_TOOL_SYNTAX', ...compiled.syntax }),
+      );
       return;
     }
-    const context = this.#prepared ?? this.#contexts.create();
+    // One container serves one tool, so its code predicts the next invocation's needs.
+    this.#usesLodash = message.code.includes('lodash');
+    const context = this.#prepared ?? this.#contexts.create(this.#usesLodash);
     this.#prepared = null;
     const invocation = new Invocation({
       id: message.invocation,
@@ -108,7 +122,9 @@ export class InvocationRunner {
     const current = this.#current;
     if (current !== null && current.id === message.invocation && !current.ended) {
       if (!current.reply(message)) {
-        this.#onFault(`reply to call ${message.call} of ${message.invocation}, which is not pending`);
+        this.#onFault(
+          `reply to call ${message.call} of ${message.invocation}, which is not pending`,
+        );
       }
       return;
     }
@@ -119,7 +135,8 @@ export class InvocationRunner {
 
   #cancel(message: CancelMessage): void {
     const current = this.#current;
-    if (current !== null && current.id === message.invocation && !current.ended) return current.cancel();
+    if (current !== null && current.id === message.invocation && !current.ended)
+      return current.cancel();
     // The result and the cancel crossed on the wire.
     if (this.#ended.includes(message.invocation)) return;
     this.#onFault(`cancel for unknown invocation ${message.invocation}`);
@@ -131,7 +148,9 @@ export class InvocationRunner {
     let compiled: Compiled;
     try {
       compiled = {
-        script: compileToolScript(code, { importModuleDynamically: (specifier) => this.#refuseImport(specifier) }),
+        script: compileToolScript(code, {
+          importModuleDynamically: (specifier) => this.#refuseImport(specifier),
+        }),
       };
     } catch (error) {
       compiled = { syntax: describeToolSyntaxError(error, code) };

@@ -20,7 +20,10 @@ import type { ContextApi, HostBridge } from './tool-context.js';
 /** Largest error message on the wire, in characters (WireError's limit). */
 const MAX_MESSAGE_CHARS = 64 * 1024;
 /** Codes the context may end an invocation with. */
-const CONTEXT_FAILURE_CODES: ReadonlySet<string> = new Set<ErrorCode>(['ERR_TOOL_ERROR', 'ERR_RESULT_NOT_SERIALISABLE']);
+const CONTEXT_FAILURE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'ERR_TOOL_ERROR',
+  'ERR_RESULT_NOT_SERIALISABLE',
+]);
 
 /** What an invocation needs from the harness. */
 export interface InvocationOptions {
@@ -120,7 +123,10 @@ export class Invocation {
   /** Ends with an error (no-op once ended). */
   fail(error: WireError): void {
     if (this.#ended) return;
-    const message = error.message.length > MAX_MESSAGE_CHARS ? `${error.message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : error.message;
+    const message =
+      error.message.length > MAX_MESSAGE_CHARS
+        ? `${error.message.slice(0, MAX_MESSAGE_CHARS - 1)}…`
+        : error.message;
     this.#end(errorResultLine(this.id, { ...error, message }));
   }
 
@@ -152,7 +158,13 @@ export class Invocation {
     this.#logBytes += Buffer.byteLength(text);
     if (this.#logBytes > limit) {
       this.#logDropped = true;
-      this.#write(logLine(this.id, 'warn', `[mcphost] log output passed the limit of ${limit} bytes; the rest is dropped`));
+      this.#write(
+        logLine(
+          this.id,
+          'warn',
+          `[mcphost] log output passed the limit of ${limit} bytes; the rest is dropped`,
+        ),
+      );
       return;
     }
     this.#write(logLine(this.id, level, text));

@@ -3,7 +3,13 @@
  * serialised (by JSON.stringify inside the tool's context), so they are spliced
  * into the line instead of being parsed and serialised a second time.
  */
-import { encodeMessage, PROTOCOL_VERSION, type CallOperation, type LogLevel, type WireError } from '../src/protocol/index.js';
+import {
+  encodeMessage,
+  PROTOCOL_VERSION,
+  type CallOperation,
+  type LogLevel,
+  type WireError,
+} from '../src/protocol/index.js';
 
 /** The first line the harness writes. */
 export function readyLine(): string {
@@ -16,7 +22,12 @@ export function logLine(invocation: string, level: LogLevel, text: string): stri
 }
 
 /** A brokered request; `argsJson` must be one line of JSON. */
-export function callLine(invocation: string, call: number, op: CallOperation, argsJson: string): string {
+export function callLine(
+  invocation: string,
+  call: number,
+  op: CallOperation,
+  argsJson: string,
+): string {
   return `{"type":"call","invocation":${JSON.stringify(invocation)},"call":${call},"op":"${op}","args":${argsJson}}\n`;
 }
 

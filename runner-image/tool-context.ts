@@ -1,9 +1,10 @@
 /**
- * A fresh vm context for one invocation: the bootstrap and lodash evaluated in
- * it, its API held by the host, and the slot the bridge reads to find which
- * invocation the context belongs to. Contexts are prepared while the harness is
- * idle, so creating one (~0.5 ms) and evaluating lodash in it (2–7 ms) stay off
- * the invoke path.
+ * A fresh vm context for one invocation: the bootstrap evaluated in it, its
+ * API held by the host, and the slot the bridge reads to find which invocation
+ * the context belongs to. Contexts are prepared while the harness is idle, so
+ * creating one (~0.5 ms) stays off the invoke path. Lodash (2–7 ms to evaluate)
+ * comes in only for tools that use it: evaluated ahead when the tool's code
+ * names it, else on first access of `sdk.lodash`.
  */
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
@@ -19,14 +20,20 @@ export interface ContextApi {
   fire(timer: number): void;
   /** Rejects pending sdk calls with ERR_CANCELLED and stops timers. */
   cancel(): void;
-  /** Moves the lodash just evaluated from the global into `sdk.lodash`. */
-  adoptLodash(): void;
+  /** Evaluates lodash into `sdk.lodash` now rather than on first use. */
+  preloadLodash(): void;
   /** An Error of the context's realm explaining that import() is unavailable. */
   importError(specifier: string): unknown;
 }
 
 /** The host function the bootstrap holds; takes and returns primitives only. */
-export type HostBridge = (kind: unknown, a: unknown, b: unknown, c: unknown, d: unknown) => number | undefined;
+export type HostBridge = (
+  kind: unknown,
+  a: unknown,
+  b: unknown,
+  c: unknown,
+  d: unknown,
+) => number | undefined;
 
 /** Who receives the bridge calls of a context; set when an invocation takes it. */
 export interface BridgeSlot {
@@ -62,15 +69,20 @@ export class ToolContextFactory {
     this.#lodash = new vm.Script(readFileSync(lodashPath, 'utf8'), { filename: 'lodash.min.js' });
   }
 
-  /** A new context ready for one invocation. */
-  create(): ToolContext {
+  /** A new context ready for one invocation; `withLodash` evaluates lodash in it now. */
+  create(withLodash = false): ToolContext {
     // A null-prototype sandbox: the context's global must not inherit from the
     // host's Object.prototype (`this.constructor.constructor` would be the host's Function).
     const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
     const slot: BridgeSlot = { target: null };
+    const lodash = this.#lodash;
     const bridge: HostBridge = (kind, a, b, c, d) => {
       // Never throw into the context: a host error is a host object.
       try {
+        if (kind === 'lodash') {
+          lodash.runInContext(context);
+          return undefined;
+        }
         const target = slot.target;
         return target === null ? undefined : target(kind, a, b, c, d);
       } catch {
@@ -79,8 +91,7 @@ export class ToolContextFactory {
     };
     const install = this.#bootstrap.runInContext(context) as (bridge: HostBridge) => ContextApi;
     const api = install(bridge);
-    this.#lodash.runInContext(context);
-    api.adoptLodash();
+    if (withLodash) api.preloadLodash();
     return { context, api, slot };
   }
 }

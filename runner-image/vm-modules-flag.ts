@@ -31,7 +31,9 @@ export function ensureVmModulesFlag(): 'ready' | 'relaunched' {
     return 'ready';
   }
   if (process.env[RELAUNCHED_ENV] === '1') {
-    process.stderr.write(`harness: ${FLAG} is still missing after a relaunch; refusing to run tool code\n`);
+    process.stderr.write(
+      `harness: ${FLAG} is still missing after a relaunch; refusing to run tool code\n`,
+    );
     process.exit(78);
   }
   const child = spawn(process.execPath, [FLAG, ...process.execArgv, ...process.argv.slice(1)], {
@@ -41,7 +43,9 @@ export function ensureVmModulesFlag(): 'ready' | 'relaunched' {
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     process.on(signal, () => child.kill(signal));
   }
-  child.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128 + signalNumber(signal))));
+  child.on('exit', (code, signal) =>
+    process.exit(code ?? (signal === null ? 1 : 128 + signalNumber(signal))),
+  );
   return 'relaunched';
 }
 

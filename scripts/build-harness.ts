@@ -20,15 +20,22 @@ export interface BuildHarnessOptions {
 }
 
 /** Builds the harness bundle if stale; returns the paths of the two files. */
-export async function buildHarness(options: BuildHarnessOptions = {}): Promise<{ harnessPath: string; lodashPath: string }> {
+export async function buildHarness(
+  options: BuildHarnessOptions = {},
+): Promise<{ harnessPath: string; lodashPath: string }> {
   const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'dist', 'runner'));
   const harnessPath = path.join(outDir, 'harness.mjs');
   const lodashPath = path.join(outDir, 'lodash.min.js');
   const lodashSource = path.join(ROOT, 'node_modules', 'lodash', 'lodash.min.js');
   await mkdir(outDir, { recursive: true });
 
-  const sources = (await Promise.all(SOURCE_DIRS.map((dir) => listFiles(path.join(ROOT, dir))))).flat();
-  sources.push(path.join(ROOT, 'scripts', 'build-harness.ts'), path.join(ROOT, 'package-lock.json'));
+  const sources = (
+    await Promise.all(SOURCE_DIRS.map((dir) => listFiles(path.join(ROOT, dir))))
+  ).flat();
+  sources.push(
+    path.join(ROOT, 'scripts', 'build-harness.ts'),
+    path.join(ROOT, 'package-lock.json'),
+  );
   if ((await newestMtime(sources)) >= (await mtimeOrZero(harnessPath))) {
     await build({
       entryPoints: [path.join(ROOT, 'runner-image', 'harness.ts')],
@@ -52,7 +59,9 @@ export async function buildHarness(options: BuildHarnessOptions = {}): Promise<{
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 async function newestMtime(files: string[]): Promise<number> {
@@ -68,7 +77,10 @@ async function mtimeOrZero(file: string): Promise<number> {
   }
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv[1] !== undefined &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
   const { harnessPath, lodashPath } = await buildHarness();
   console.log(`harness: ${harnessPath}\nlodash: ${lodashPath}`);
 }

@@ -8,5 +8,7 @@ import { buildHarness } from './build-harness.js';
 
 const harness = await buildHarness();
 console.log(`harness: ${harness.harnessPath}`);
-execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+  stdio: 'inherit',
+});
 console.log('control plane: dist/control-plane/main.js');

@@ -8,7 +8,10 @@ export default async function setup(): Promise<void> {
   if (process.env.MCPHOST_SKIP_RUNNER_SETUP === '1') return;
   const { buildHarness } = await import('../scripts/build-harness.js');
   await buildHarness();
-  const { ensureRunnerImage } = await import('../control-plane/sandbox/image/ensure-runner-image.js');
-  const image = await ensureRunnerImage({ log: (line: string) => console.log(`[runner image] ${line}`) });
+  const { ensureRunnerImage } =
+    await import('../control-plane/sandbox/image/ensure-runner-image.js');
+  const image = await ensureRunnerImage({
+    log: (line: string) => console.log(`[runner image] ${line}`),
+  });
   process.env.MCPHOST_TEST_RUNNER_IMAGE = image;
 }

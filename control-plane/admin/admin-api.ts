@@ -21,7 +21,9 @@ export interface AdminApiOptions {
 }
 
 /** Builds the admin request handler. */
-export function createAdminApi(options: AdminApiOptions): (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> {
+export function createAdminApi(
+  options: AdminApiOptions,
+): (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> {
   const api = new Router();
   addServerRoutes(api, options.context);
   addToolRoutes(api, options.context);
@@ -45,12 +47,27 @@ export function createAdminApi(options: AdminApiOptions): (req: IncomingMessage,
       }
       const match = api.match(req.method ?? 'GET', url.pathname);
       if (match.kind === 'not-found') {
-        sendJson(res, 404, { error: { code: 'ERR_NOT_FOUND', message: `no such endpoint: ${req.method} ${url.pathname}` } });
+        sendJson(res, 404, {
+          error: {
+            code: 'ERR_NOT_FOUND',
+            message: `no such endpoint: ${req.method} ${url.pathname}`,
+          },
+        });
         return;
       }
       options.token.check(req);
       if (match.kind === 'method-not-allowed') {
-        sendJson(res, 405, { error: { code: 'ERR_VALIDATION', message: `${req.method} is not allowed on ${url.pathname}` } }, { allow: match.allowed.join(', ') });
+        sendJson(
+          res,
+          405,
+          {
+            error: {
+              code: 'ERR_VALIDATION',
+              message: `${req.method} is not allowed on ${url.pathname}`,
+            },
+          },
+          { allow: match.allowed.join(', ') },
+        );
         return;
       }
       await match.handler({ req, res, url, params: match.params });

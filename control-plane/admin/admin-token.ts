@@ -27,7 +27,10 @@ export class AdminToken {
    */
   static async resolve(
     configured: string | undefined,
-    meta: { getMeta(key: string): Promise<string | undefined>; setMeta(key: string, value: string): Promise<void> },
+    meta: {
+      getMeta(key: string): Promise<string | undefined>;
+      setMeta(key: string, value: string): Promise<void>;
+    },
   ): Promise<{ token: AdminToken; generated?: string }> {
     if (configured !== undefined) return { token: new AdminToken(sha256(configured)) };
     const stored = await meta.getMeta(META_KEY);
@@ -41,7 +44,11 @@ export class AdminToken {
   check(req: IncomingMessage): void {
     const header = req.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new McphostError('ERR_UNAUTHORIZED', 'admin token required: send Authorization: Bearer <token>');
+    if (!match)
+      throw new McphostError(
+        'ERR_UNAUTHORIZED',
+        'admin token required: send Authorization: Bearer <token>',
+      );
     // Hashing both sides gives equal lengths, so the comparison is constant-time.
     if (!timingSafeEqual(sha256(match[1]!), this.#hash)) {
       throw new McphostError('ERR_UNAUTHORIZED', 'admin token is not valid');

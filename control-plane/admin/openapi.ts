@@ -23,24 +23,88 @@ interface Operation {
 
 const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/servers', summary: 'List hosted servers' },
-  { method: 'post', path: '/api/servers', summary: 'Create a hosted server', body: CreateServerBody },
-  { method: 'get', path: '/api/servers/{sub}', summary: 'One server, with its settings and address' },
-  { method: 'patch', path: '/api/servers/{sub}/settings', summary: 'Change security mode, OAuth settings, active', body: ServerSettingsBody },
-  { method: 'delete', path: '/api/servers/{sub}', summary: 'Delete a server with its tools and secrets' },
+  {
+    method: 'post',
+    path: '/api/servers',
+    summary: 'Create a hosted server',
+    body: CreateServerBody,
+  },
+  {
+    method: 'get',
+    path: '/api/servers/{sub}',
+    summary: 'One server, with its settings and address',
+  },
+  {
+    method: 'patch',
+    path: '/api/servers/{sub}/settings',
+    summary: 'Change security mode, OAuth settings, active',
+    body: ServerSettingsBody,
+  },
+  {
+    method: 'delete',
+    path: '/api/servers/{sub}',
+    summary: 'Delete a server with its tools and secrets',
+  },
   { method: 'get', path: '/api/servers/{sub}/tools', summary: 'List tools' },
   { method: 'get', path: '/api/servers/{sub}/tools/{name}', summary: 'One tool' },
-  { method: 'put', path: '/api/servers/{sub}/tools/{name}', summary: 'Create or replace a tool (new version)', body: ToolDefinitionBody },
+  {
+    method: 'put',
+    path: '/api/servers/{sub}/tools/{name}',
+    summary: 'Create or replace a tool (new version)',
+    body: ToolDefinitionBody,
+  },
   { method: 'delete', path: '/api/servers/{sub}/tools/{name}', summary: 'Delete a tool' },
-  { method: 'get', path: '/api/servers/{sub}/tools/{name}/versions', summary: 'Version history of a tool' },
-  { method: 'post', path: '/api/servers/{sub}/tools/{name}/rollback', summary: 'Save an earlier version as the newest', body: RollbackBody },
-  { method: 'post', path: '/api/servers/{sub}/tools/{name}/invoke', summary: 'Run a tool as a client would', body: InvokeBody },
-  { method: 'get', path: '/api/servers/{sub}/secrets', summary: 'Secret names and update times (never values)' },
-  { method: 'put', path: '/api/servers/{sub}/secrets/{name}', summary: 'Set or replace a secret (write-only)', body: SecretValueBody },
+  {
+    method: 'get',
+    path: '/api/servers/{sub}/tools/{name}/versions',
+    summary: 'Version history of a tool',
+  },
+  {
+    method: 'post',
+    path: '/api/servers/{sub}/tools/{name}/rollback',
+    summary: 'Save an earlier version as the newest',
+    body: RollbackBody,
+  },
+  {
+    method: 'post',
+    path: '/api/servers/{sub}/tools/{name}/invoke',
+    summary: 'Run a tool as a client would',
+    body: InvokeBody,
+  },
+  {
+    method: 'get',
+    path: '/api/servers/{sub}/secrets',
+    summary: 'Secret names and update times (never values)',
+  },
+  {
+    method: 'put',
+    path: '/api/servers/{sub}/secrets/{name}',
+    summary: 'Set or replace a secret (write-only)',
+    body: SecretValueBody,
+  },
   { method: 'delete', path: '/api/servers/{sub}/secrets/{name}', summary: 'Delete a secret' },
-  { method: 'get', path: '/api/invocations', summary: 'The invocation log, newest first', query: ['server', 'tool', 'limit'] },
-  { method: 'get', path: '/api/pools', summary: 'Warm pools: warm, busy, total per tool, and settings' },
-  { method: 'put', path: '/api/pools/{sub}/{tool}', summary: 'Resize a pool', body: PoolSettingsBody },
-  { method: 'post', path: '/api/pools/{sub}/{tool}/drain', summary: 'Retire idle containers of a pool' },
+  {
+    method: 'get',
+    path: '/api/invocations',
+    summary: 'The invocation log, newest first',
+    query: ['server', 'tool', 'limit'],
+  },
+  {
+    method: 'get',
+    path: '/api/pools',
+    summary: 'Warm pools: warm, busy, total per tool, and settings',
+  },
+  {
+    method: 'put',
+    path: '/api/pools/{sub}/{tool}',
+    summary: 'Resize a pool',
+    body: PoolSettingsBody,
+  },
+  {
+    method: 'post',
+    path: '/api/pools/{sub}/{tool}/drain',
+    summary: 'Retire idle containers of a pool',
+  },
 ];
 
 const ERROR_SCHEMA = {
@@ -62,15 +126,34 @@ export function openApiDocument(version: string): object {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of OPERATIONS) {
     const parameters = [
-      ...[...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
-      ...(operation.query ?? []).map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
+      ...[...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      })),
+      ...(operation.query ?? []).map((name) => ({
+        name,
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+      })),
     ];
     (paths[operation.path] ??= {})[operation.method] = {
       summary: operation.summary,
       security: [{ adminToken: [] }],
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(operation.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(operation.body, { io: 'input', unrepresentable: 'any' }) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: z.toJSONSchema(operation.body, { io: 'input', unrepresentable: 'any' }),
+                },
+              },
+            },
+          }
         : {}),
       responses: {
         '2XX': { description: 'Success' },

@@ -33,7 +33,10 @@ export function addSecretRoutes(router: Router, context: AdminContext): void {
     await requireServer(context, params.sub!);
     const secrets = await store.listSecrets(params.sub!);
     if (!secrets.some((s) => s.name === params.name)) {
-      throw new McphostError('ERR_NOT_FOUND', `secret "${params.name}" does not exist on server "${params.sub}"`);
+      throw new McphostError(
+        'ERR_NOT_FOUND',
+        `secret "${params.name}" does not exist on server "${params.sub}"`,
+      );
     }
     await store.deleteSecret(params.sub!, params.name!);
     await context.cache.settled();
@@ -68,10 +71,17 @@ export function addOperationsRoutes(router: Router, context: AdminContext): void
   router.add('PUT', '/api/pools/:sub/:tool', async ({ req, res, params }) => {
     const settings = await readJson(req, config.maxBodyBytes, PoolSettingsBody, 'pool settings');
     if (settings.maxSize > config.poolMaxSizeCap) {
-      throw new McphostError('ERR_VALIDATION', `maxSize ${settings.maxSize} is above the cap of ${config.poolMaxSizeCap} (POOL_MAX_SIZE_CAP)`);
+      throw new McphostError(
+        'ERR_VALIDATION',
+        `maxSize ${settings.maxSize} is above the cap of ${config.poolMaxSizeCap} (POOL_MAX_SIZE_CAP)`,
+      );
     }
     const tool = await store.getTool(params.sub!, params.tool!);
-    if (!tool) throw new McphostError('ERR_NOT_FOUND', `tool "${params.tool}" does not exist on server "${params.sub}"`);
+    if (!tool)
+      throw new McphostError(
+        'ERR_NOT_FOUND',
+        `tool "${params.tool}" does not exist on server "${params.sub}"`,
+      );
     const saved = await store.putPoolSettings(params.sub!, params.tool!, settings);
     context.pools.configurePool(poolKeyOf(params.sub!, params.tool!), settings);
     sendJson(res, 200, saved);

@@ -17,7 +17,9 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
   router.add('GET', '/api/servers', async ({ res }) => {
     const servers = await store.listServers();
     const views = await Promise.all(
-      servers.map(async (server) => serverView(config, server, (await store.listTools(server.subdomain)).length)),
+      servers.map(async (server) =>
+        serverView(config, server, (await store.listTools(server.subdomain)).length),
+      ),
     );
     sendJson(res, 200, { servers: views });
   });
@@ -45,9 +47,13 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
     const securityTouched = body.securityMode !== undefined || body.oauthServerUrl !== undefined;
     if (mode === 'oauth2' && securityTouched) {
       if (!url) {
-        throw new McphostError('ERR_OAUTH_METADATA', 'oauthServerUrl is required for securityMode "oauth2"', {
-          details: { missing: ['oauthServerUrl'] },
-        });
+        throw new McphostError(
+          'ERR_OAUTH_METADATA',
+          'oauthServerUrl is required for securityMode "oauth2"',
+          {
+            details: { missing: ['oauthServerUrl'] },
+          },
+        );
       }
       // Fetched before anything is written: a failure leaves the settings as they were.
       const fetched = await context.fetchAuthorizationServerMetadata(url);

@@ -69,7 +69,11 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
     await requireServer(context, params.sub!);
     // The same cached view an MCP client gets: what was saved is what runs.
     const tool = context.cache.tool(params.sub!, params.name!);
-    if (!tool) throw new McphostError('ERR_NOT_FOUND', `tool "${params.name}" does not exist on server "${params.sub}"`);
+    if (!tool)
+      throw new McphostError(
+        'ERR_NOT_FOUND',
+        `tool "${params.name}" does not exist on server "${params.sub}"`,
+      );
     const result = await context.invoker.invoke({
       tool,
       args: body.params,
@@ -86,9 +90,17 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
   });
 }
 
-async function requireTool(context: AdminContext, subdomain: string, name: string): Promise<ToolRecord> {
+async function requireTool(
+  context: AdminContext,
+  subdomain: string,
+  name: string,
+): Promise<ToolRecord> {
   await requireServer(context, subdomain);
   const tool = await context.store.getTool(subdomain, name);
-  if (!tool) throw new McphostError('ERR_NOT_FOUND', `tool "${name}" does not exist on server "${subdomain}"`);
+  if (!tool)
+    throw new McphostError(
+      'ERR_NOT_FOUND',
+      `tool "${name}" does not exist on server "${subdomain}"`,
+    );
   return tool;
 }

@@ -62,7 +62,11 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
   };
   try {
     mkdirSync(config.dataDir, { recursive: true });
-    const masterKey = loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir, warn: (m: string) => log.warn(m) });
+    const masterKey = loadMasterKey({
+      configured: config.masterKey,
+      dataDir: config.dataDir,
+      warn: (m: string) => log.warn(m),
+    });
     const store = await openStore({
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
@@ -73,7 +77,9 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     closers.push(() => store.close());
     const { token, generated } = await AdminToken.resolve(config.adminToken, store);
 
-    const cache = new ConfigCache(store, { log: (message) => log.warn({ component: 'config-cache' }, message) });
+    const cache = new ConfigCache(store, {
+      log: (message) => log.warn({ component: 'config-cache' }, message),
+    });
     await cache.start();
     closers.push(() => cache.stop());
     const invocationLog = new InvocationLog(store);
@@ -121,7 +127,10 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       { sandbox, broker, secrets: (subdomain) => cache.secrets(subdomain), log: invocationLog },
       defaultLimits(config),
     );
-    const sessions = new SessionRegistry({ idleMs: config.mcpSessionIdleMs, maxSessions: config.mcpMaxSessions });
+    const sessions = new SessionRegistry({
+      idleMs: config.mcpSessionIdleMs,
+      maxSessions: config.mcpMaxSessions,
+    });
     sessions.start();
     closers.push(() => sessions.closeAll());
     new ConfigSync(cache, (poolKey) => sandbox.retireTool(poolKey), sessions).start();
@@ -148,7 +157,9 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       flushInvocationLog: () => invocationLog.flush(),
       checkSyntax: checkToolSyntax,
       fetchAuthorizationServerMetadata: (url) =>
-        fetchAuthorizationServerMetadata(url, { allowInsecureLoopback: config.oauthAllowInsecureLoopback }),
+        fetchAuthorizationServerMetadata(url, {
+          allowInsecureLoopback: config.oauthAllowInsecureLoopback,
+        }),
       newRequestId,
     };
     const admin = createAdminApi({
@@ -179,7 +190,12 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       onError: (error) => log.error({ err: error }, 'request failed'),
     });
     closers.push(() => listeners.close());
-    return { port: listeners.port, adminPort: listeners.adminPort, generatedAdminToken: generated, close };
+    return {
+      port: listeners.port,
+      adminPort: listeners.adminPort,
+      generatedAdminToken: generated,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -21,7 +21,11 @@ export class ConfigSync {
   readonly #sessions: SessionRegistry;
   readonly #seen = new Map<string, Seen>();
 
-  constructor(cache: ConfigCache, retireTool: (poolKey: string) => Promise<void> | void, sessions: SessionRegistry) {
+  constructor(
+    cache: ConfigCache,
+    retireTool: (poolKey: string) => Promise<void> | void,
+    sessions: SessionRegistry,
+  ) {
     this.#cache = cache;
     this.#retireTool = retireTool;
     this.#sessions = sessions;
@@ -29,7 +33,8 @@ export class ConfigSync {
 
   /** Records the current state and starts following changes. */
   start(): void {
-    for (const server of this.#cache.servers()) this.#seen.set(server.subdomain, this.#snapshot(server));
+    for (const server of this.#cache.servers())
+      this.#seen.set(server.subdomain, this.#snapshot(server));
     this.#cache.onInvalidate((subdomain) => this.#changed(subdomain));
   }
 

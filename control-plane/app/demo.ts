@@ -24,7 +24,9 @@ const DEMO_TOOLS: DemoTool[] = [
     name: 'sales_summary',
     body: {
       description: 'Totals sales by region with lodash.',
-      parameters: [{ name: 'sales', type: 'array', required: true, description: 'Items {region, amount}' }],
+      parameters: [
+        { name: 'sales', type: 'array', required: true, description: 'Items {region, amount}' },
+      ],
       code: [
         'const byRegion = sdk.lodash.groupBy(params.sales, "region");',
         'return sdk.lodash.mapValues(byRegion, (rows) => sdk.lodash.sumBy(rows, "amount"));',
@@ -34,7 +36,8 @@ const DEMO_TOOLS: DemoTool[] = [
   {
     name: 'send_webhook',
     body: {
-      description: 'POSTs {event, data, timestamp} as JSON to a URL with the X-Webhook-Secret header.',
+      description:
+        'POSTs {event, data, timestamp} as JSON to a URL with the X-Webhook-Secret header.',
       parameters: [
         { name: 'url', type: 'string', required: true },
         { name: 'event', type: 'string', required: true },
@@ -55,14 +58,18 @@ const DEMO_TOOLS: DemoTool[] = [
 ];
 
 /** Creates the demo server (or reuses one called "demo") with its tools. */
-export async function createDemoServer(adminUrl: string, token: string): Promise<{ subdomain: string; tools: string[] }> {
+export async function createDemoServer(
+  adminUrl: string,
+  token: string,
+): Promise<{ subdomain: string; tools: string[] }> {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const created = await fetch(`${adminUrl}/api/servers`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ subdomain: 'demo', name: 'Demo tools' }),
   });
-  if (!created.ok && created.status !== 409) throw new Error(`creating the demo server failed: ${await created.text()}`);
+  if (!created.ok && created.status !== 409)
+    throw new Error(`creating the demo server failed: ${await created.text()}`);
   for (const tool of DEMO_TOOLS) {
     const saved = await fetch(`${adminUrl}/api/servers/demo/tools/${tool.name}`, {
       method: 'PUT',

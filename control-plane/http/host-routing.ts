@@ -6,7 +6,9 @@
 export type HostTarget = { side: 'hosted'; subdomain: string } | { side: 'admin' };
 
 /** Builds the matcher once for a base domain (lower-case). */
-export function createHostRouter(baseDomain: string): (hostHeader: string | undefined) => HostTarget {
+export function createHostRouter(
+  baseDomain: string,
+): (hostHeader: string | undefined) => HostTarget {
   const suffix = `.${baseDomain.toLowerCase()}`;
   return (hostHeader) => {
     if (!hostHeader) return { side: 'admin' };

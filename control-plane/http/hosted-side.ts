@@ -25,22 +25,40 @@ export interface HostedSideOptions {
   endpoint: McpEndpoint;
 }
 
-const METADATA_PATHS = new Set(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']);
+const METADATA_PATHS = new Set([
+  '/.well-known/oauth-protected-resource',
+  '/.well-known/oauth-protected-resource/mcp',
+]);
 
 export function createHostedSide(options: HostedSideOptions) {
-  return async (req: IncomingMessage, res: ServerResponse, url: URL, subdomain: string): Promise<void> => {
+  return async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    subdomain: string,
+  ): Promise<void> => {
     const server = options.server(subdomain);
     if (!server) {
-      sendJson(res, 404, { error: { code: 'ERR_NOT_FOUND', message: `no server at ${subdomain}` } });
+      sendJson(res, 404, {
+        error: { code: 'ERR_NOT_FOUND', message: `no server at ${subdomain}` },
+      });
       return;
     }
-    if (METADATA_PATHS.has(url.pathname) && server.securityMode === 'oauth2' && req.method === 'GET') {
+    if (
+      METADATA_PATHS.has(url.pathname) &&
+      server.securityMode === 'oauth2' &&
+      req.method === 'GET'
+    ) {
       // Public discovery document: any origin may read it.
-      sendJson(res, 200, options.protectedResourceMetadata(server), { 'access-control-allow-origin': '*' });
+      sendJson(res, 200, options.protectedResourceMetadata(server), {
+        'access-control-allow-origin': '*',
+      });
       return;
     }
     if (url.pathname !== '/mcp') {
-      sendJson(res, 404, { error: { code: 'ERR_NOT_FOUND', message: `no such path: ${url.pathname}` } });
+      sendJson(res, 404, {
+        error: { code: 'ERR_NOT_FOUND', message: `no such path: ${url.pathname}` },
+      });
       return;
     }
     if (!server.active) {

@@ -30,22 +30,29 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
   const route = createHostRouter(options.baseDomain);
   const split = options.adminPort !== undefined;
 
-  const handle = (side: 'any' | 'hosted' | 'admin') => (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://request.invalid');
-    const target = route(req.headers.host);
-    let work: Promise<void>;
-    if (target.side === 'hosted' && side !== 'admin') work = options.hosted(req, res, url, target.subdomain);
-    else if (target.side === 'admin' && side !== 'hosted') work = options.admin(req, res, url);
-    else {
-      sendJson(res, 404, { error: { code: 'ERR_NOT_FOUND', message: 'nothing is served for this host on this port' } });
-      return;
-    }
-    work.catch((error: unknown) => {
-      options.onError(error);
-      if (!res.headersSent) sendJson(res, 500, { error: { code: 'ERR_INTERNAL', message: 'internal error; see the control plane log' } });
-      else res.destroy();
-    });
-  };
+  const handle =
+    (side: 'any' | 'hosted' | 'admin') => (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? '/', 'http://request.invalid');
+      const target = route(req.headers.host);
+      let work: Promise<void>;
+      if (target.side === 'hosted' && side !== 'admin')
+        work = options.hosted(req, res, url, target.subdomain);
+      else if (target.side === 'admin' && side !== 'hosted') work = options.admin(req, res, url);
+      else {
+        sendJson(res, 404, {
+          error: { code: 'ERR_NOT_FOUND', message: 'nothing is served for this host on this port' },
+        });
+        return;
+      }
+      work.catch((error: unknown) => {
+        options.onError(error);
+        if (!res.headersSent)
+          sendJson(res, 500, {
+            error: { code: 'ERR_INTERNAL', message: 'internal error; see the control plane log' },
+          });
+        else res.destroy();
+      });
+    };
 
   const servers: Server[] = [];
   const listen = async (port: number, side: 'any' | 'hosted' | 'admin'): Promise<number> => {

@@ -28,19 +28,34 @@ export class OAuthGate {
     this.#config = config;
   }
 
-  async authenticate(server: ServerRecord, req: IncomingMessage, url: URL): Promise<Authentication> {
+  async authenticate(
+    server: ServerRecord,
+    req: IncomingMessage,
+    url: URL,
+  ): Promise<Authentication> {
     if (server.securityMode !== 'oauth2') return { ok: true, caller: { kind: 'anonymous' } };
     const address = serverAddress(this.#config, server.subdomain);
     const metadata = server.oauthMetadata;
     if (!metadata) {
       // Cannot happen through the API (saving oauth2 stores the metadata); refuse rather than open up.
-      return { ok: false, status: 503, headers: {}, body: { error: 'temporarily_unavailable', error_description: 'authorization server metadata missing' } };
+      return {
+        ok: false,
+        status: 503,
+        headers: {},
+        body: {
+          error: 'temporarily_unavailable',
+          error_description: 'authorization server metadata missing',
+        },
+      };
     }
     let outcome;
     try {
       outcome = await authenticateBearer(
         { authorizationHeader: req.headers.authorization, url },
-        { verifier: this.#verifierFor(server, address), resourceMetadataUrl: resourceMetadataUrlFor(address) },
+        {
+          verifier: this.#verifierFor(server, address),
+          resourceMetadataUrl: resourceMetadataUrlFor(address),
+        },
       );
     } catch (error) {
       // The AS's keys could not be fetched: the token may be fine, so no 401 (clients
@@ -50,13 +65,24 @@ export class OAuthGate {
         ok: false,
         status: 503,
         headers: { 'retry-after': '5' },
-        body: { error: 'temporarily_unavailable', error_description: 'the authorization server keys cannot be fetched' },
+        body: {
+          error: 'temporarily_unavailable',
+          error_description: 'the authorization server keys cannot be fetched',
+        },
       };
     }
     if (!outcome.ok) {
-      return { ok: false, status: outcome.status, headers: { 'www-authenticate': outcome.wwwAuthenticate }, body: outcome.body };
+      return {
+        ok: false,
+        status: outcome.status,
+        headers: { 'www-authenticate': outcome.wwwAuthenticate },
+        body: outcome.body,
+      };
     }
-    return { ok: true, caller: { kind: 'oauth', subject: outcome.caller.subject, clientId: outcome.caller.clientId } };
+    return {
+      ok: true,
+      caller: { kind: 'oauth', subject: outcome.caller.subject, clientId: outcome.caller.clientId },
+    };
   }
 
   /** RFC 9728 document of a server in OAuth 2.0 mode. */
@@ -72,7 +98,12 @@ export class OAuthGate {
   #verifierFor(server: ServerRecord, address: string): AccessTokenVerifier {
     const metadata = server.oauthMetadata!;
     const audience = server.oauthAudience ?? resourceUrlFor(address);
-    const key = JSON.stringify([metadata.issuer, metadata.jwks_uri, audience, server.oauthRequiredScopes]);
+    const key = JSON.stringify([
+      metadata.issuer,
+      metadata.jwks_uri,
+      audience,
+      server.oauthRequiredScopes,
+    ]);
     let verifier = this.#verifiers.get(key);
     if (!verifier) {
       verifier = createAccessTokenVerifier({

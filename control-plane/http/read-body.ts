@@ -28,7 +28,10 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
 /** A body over the limit (413). */
 export class BodyTooLarge extends McphostError {
   constructor(maxBytes: number) {
-    super('ERR_PAYLOAD_TOO_LARGE', `request body is larger than ${maxBytes} bytes (MAX_BODY_BYTES)`);
+    super(
+      'ERR_PAYLOAD_TOO_LARGE',
+      `request body is larger than ${maxBytes} bytes (MAX_BODY_BYTES)`,
+    );
   }
 }
 
@@ -38,6 +41,9 @@ export function parseJsonBody(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (error) {
-    throw new McphostError('ERR_VALIDATION', `request body is not valid JSON: ${(error as Error).message}`);
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `request body is not valid JSON: ${(error as Error).message}`,
+    );
   }
 }

@@ -11,7 +11,11 @@ export interface ValidationProblem {
 }
 
 /** Returns the parsed value or throws ERR_VALIDATION naming `what` and each problem. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  what: string,
+): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const problems: ValidationProblem[] = result.error.issues.map((issue) => ({

@@ -32,8 +32,7 @@ export function inputSchemaFor(parameters: readonly ParameterDeclaration[]): Inp
 }
 
 export type ArgumentCheck =
-  | { ok: true; params: Record<string, unknown> }
-  | { ok: false; message: string };
+  { ok: true; params: Record<string, unknown> } | { ok: false; message: string };
 
 /**
  * Checks arguments against declarations: every required parameter present,
@@ -56,12 +55,17 @@ export function checkArguments(
   for (const parameter of parameters) {
     const value = given[parameter.name];
     if (value === undefined || (value === null && !parameter.required)) {
-      if (parameter.required) return { ok: false, message: `missing required parameter "${parameter.name}" (${parameter.type})` };
+      if (parameter.required)
+        return {
+          ok: false,
+          message: `missing required parameter "${parameter.name}" (${parameter.type})`,
+        };
       continue;
     }
     const actual = typeOfValue(value);
     // An integer is also a number; a number is an integer only when whole.
-    const matches = actual === parameter.type || (parameter.type === 'number' && actual === 'integer');
+    const matches =
+      actual === parameter.type || (parameter.type === 'number' && actual === 'integer');
     if (!matches) {
       return {
         ok: false,

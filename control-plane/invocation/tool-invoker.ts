@@ -36,7 +36,9 @@ export interface InvocableTool extends ToolDefinition {
 /** The narrow ports the invoker depends on; the real classes satisfy them. */
 export interface InvokerPorts {
   sandbox: { invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> };
-  broker: { handle(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown> };
+  broker: {
+    handle(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
+  };
   secrets(subdomain: string): Readonly<Record<string, string>>;
   log: { append(entry: InvocationLogEntry): void };
 }
@@ -93,7 +95,11 @@ export class ToolInvoker {
     const checked = checkArguments(tool.parameters, request.args);
     if (!checked.ok) {
       const error: OutcomeError = { code: 'ERR_INVALID_ARGUMENT', message: checked.message };
-      return this.#finish(request, { ok: false, error, logs: [], durationMs: 0, queueMs: 0 }, started);
+      return this.#finish(
+        request,
+        { ok: false, error, logs: [], durationMs: 0, queueMs: 0 },
+        started,
+      );
     }
     const env = pickSecrets(this.#ports.secrets(tool.subdomain), tool.secrets);
     const redact = createRedactor(env);
@@ -135,9 +141,18 @@ export class ToolInvoker {
       caller: request.caller,
       requestId: request.requestId,
     });
-    const result: InvokeResult = { ok: outcome.ok, logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };
+    const result: InvokeResult = {
+      ok: outcome.ok,
+      logs: outcome.logs,
+      durationMs: outcome.durationMs,
+      version: tool.version,
+    };
     if (outcome.ok) result.value = outcome.value ?? null;
-    else result.error = outcome.error ?? { code: 'ERR_INTERNAL', message: 'invocation failed without an error' };
+    else
+      result.error = outcome.error ?? {
+        code: 'ERR_INTERNAL',
+        message: 'invocation failed without an error',
+      };
     return result;
   }
 }
@@ -148,7 +163,10 @@ export function poolKeyOf(subdomain: string, toolName: string): string {
 }
 
 /** Only the secrets a tool lists; a listed secret that is not set is absent from `env`. */
-function pickSecrets(all: Readonly<Record<string, string>>, names: readonly string[]): Record<string, string> {
+function pickSecrets(
+  all: Readonly<Record<string, string>>,
+  names: readonly string[],
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of names) {
     const value = all[name];
@@ -159,5 +177,8 @@ function pickSecrets(all: Readonly<Record<string, string>>, names: readonly stri
 
 /** Thrown when a tool does not exist; the MCP layer turns it into a JSON-RPC error. */
 export function unknownTool(subdomain: string, name: string): McphostError {
-  return new McphostError('ERR_NOT_FOUND', `tool "${name}" does not exist on server "${subdomain}"`);
+  return new McphostError(
+    'ERR_NOT_FOUND',
+    `tool "${name}" does not exist on server "${subdomain}"`,
+  );
 }

@@ -52,7 +52,11 @@ const describedTools = new WeakMap<InvocableTool, Tool>();
 function describe(tool: InvocableTool): Tool {
   let described = describedTools.get(tool);
   if (!described) {
-    described = { name: tool.name, description: tool.description, inputSchema: inputSchemaFor(tool.parameters) };
+    described = {
+      name: tool.name,
+      description: tool.description,
+      inputSchema: inputSchemaFor(tool.parameters),
+    };
     describedTools.set(tool, described);
   }
   return described;
@@ -90,7 +94,10 @@ export function createHostedMcpServer(context: HostedServerContext): Server {
         if ((SEVERITY.get(level) ?? 0) < (SEVERITY.get(minimumLevel) ?? 0)) return;
         // Related to the request, so it travels on this call's own SSE stream.
         void extra
-          .sendNotification({ method: 'notifications/message', params: { level, logger: name, data: entry.text } })
+          .sendNotification({
+            method: 'notifications/message',
+            params: { level, logger: name, data: entry.text },
+          })
           .catch(() => undefined);
       },
     });

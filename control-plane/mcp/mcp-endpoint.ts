@@ -22,13 +22,20 @@ export interface McpEndpointOptions {
 }
 
 /** A JSON-RPC error response outside any session (the transport is not involved). */
-export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+export function sendJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
 /** Identity a session is bound to: the same subject (and client) must come back. */
 export function callerKeyOf(caller: Caller): string {
-  return caller.kind === 'oauth' ? `oauth:${caller.subject ?? ''}:${caller.clientId ?? ''}` : caller.kind;
+  return caller.kind === 'oauth'
+    ? `oauth:${caller.subject ?? ''}:${caller.clientId ?? ''}`
+    : caller.kind;
 }
 
 export class McpEndpoint {
@@ -38,13 +45,27 @@ export class McpEndpoint {
     this.#options = options;
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, subdomain: string, caller: Caller): Promise<void> {
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    subdomain: string,
+    caller: Caller,
+  ): Promise<void> {
     const sessionId = headerValue(req.headers['mcp-session-id']);
     if (sessionId !== undefined) {
       const session = this.#options.sessions.use(sessionId);
       // A session of another server or another caller is as unknown as a made-up id.
-      if (!session || session.subdomain !== subdomain || session.callerKey !== callerKeyOf(caller)) {
-        sendJsonRpcError(res, 404, -32001, 'Session not found; start a new session with initialize');
+      if (
+        !session ||
+        session.subdomain !== subdomain ||
+        session.callerKey !== callerKeyOf(caller)
+      ) {
+        sendJsonRpcError(
+          res,
+          404,
+          -32001,
+          'Session not found; start a new session with initialize',
+        );
         return;
       }
       await (session as TransportSession).transport.handleRequest(req, res);
@@ -57,7 +78,12 @@ export class McpEndpoint {
     await this.#openSession(req, res, subdomain, caller);
   }
 
-  async #openSession(req: IncomingMessage, res: ServerResponse, subdomain: string, caller: Caller): Promise<void> {
+  async #openSession(
+    req: IncomingMessage,
+    res: ServerResponse,
+    subdomain: string,
+    caller: Caller,
+  ): Promise<void> {
     const { sessions, maxBodyBytes, context } = this.#options;
     const server = createHostedMcpServer({ ...context, subdomain, caller });
     let session: TransportSession | undefined;

@@ -15,7 +15,7 @@ import type {
   OutcomeError,
   ToolRuntime,
 } from './invocation.js';
-import { sameContainerShape } from './limits.js';
+import { InvocationLimitsSchema, sameContainerShape } from './limits.js';
 import { LogCollector } from './log-collector.js';
 import {
   parsePoolDefaults,
@@ -126,6 +126,19 @@ export class SandboxManager {
     const queuedAt = this.#now();
     const logs = new LogCollector(runtime.limits.maxLogBytes + LOG_NOTICE_SLACK_BYTES, hooks.onLog);
     if (this.#closed) return failed(shuttingDown(), logs.entries, 0, 0);
+    if (
+      typeof runtime?.poolKey !== 'string' ||
+      runtime.poolKey === '' ||
+      typeof runtime.code !== 'string'
+    ) {
+      throw new TypeError('SandboxManager.invoke: runtime needs a poolKey and code');
+    }
+    const checked = InvocationLimitsSchema.safeParse(runtime.limits);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      const message = `invalid limits for ${runtime.poolKey}: ${issue?.path.join('.')}: ${issue?.message}`;
+      return failed(new McphostError('ERR_VALIDATION', message), logs.entries, 0, 0);
+    }
     const pool = this.#poolFor(runtime);
     let instance: PooledInstance;
     try {
@@ -198,7 +211,11 @@ export class SandboxManager {
 
   /** Call when a tool's code, secrets or limits change or it is deleted: none of its containers serves again. */
   retireTool(poolKey: string): void {
-    this.#pools.get(poolKey)?.retireAll('retired-tool', true);
+    const pool = this.#pools.get(poolKey);
+    if (!pool) return;
+    pool.retireAll('retired-tool', true);
+    // A deleted tool's pool would linger forever; an empty one is rebuilt on the next invocation.
+    if (pool.total === 0 && pool.queued === 0) this.#pools.delete(poolKey);
   }
 
   /** Per-pool figures, the generic pool first. */

@@ -18,12 +18,12 @@ export const toolNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9_.-]{1,128}$/, 'a tool name is 1–128 of A–Z a–z 0–9 _ - .');
 
-/** A secret name, usable as an `env` key: letters, digits, underscores, not starting with a digit. */
+/** A secret name, as an `env` key: upper-case letters, digits and underscores, not starting with a digit. */
 export const secretNameSchema = z
   .string()
   .regex(
-    /^[A-Za-z_][A-Za-z0-9_]{0,127}$/,
-    'a secret name is letters, digits and _, not starting with a digit',
+    /^[A-Z_][A-Z0-9_]{0,127}$/,
+    'a secret name is upper-case letters, digits and _, not starting with a digit',
   );
 
 /** A secret value: any string up to 64 KiB characters. */

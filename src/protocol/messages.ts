@@ -42,7 +42,10 @@ export const HttpRequestArgs = z.object({
     .regex(/^[A-Za-z]{1,16}$/, 'method must be an HTTP method name')
     .transform((method) => method.toUpperCase())
     .default('GET'),
-  url: z.string().min(1).max(8 * 1024),
+  url: z
+    .string()
+    .min(1)
+    .max(8 * 1024),
   headers: HeaderMap.optional(),
   body: z.string().optional(),
 });
@@ -75,7 +78,10 @@ const Row = z.record(z.string(), z.unknown());
 export const DbSelectArgs = DbTarget.extend({ table: z.string(), where: Row.default({}) });
 export const DbInsertArgs = DbTarget.extend({ table: z.string(), row: Row });
 export const DbQueryArgs = DbTarget.extend({
-  sql: z.string().min(1).max(1024 * 1024),
+  sql: z
+    .string()
+    .min(1)
+    .max(1024 * 1024),
   values: z.array(z.unknown()).default([]),
 });
 export type DbSelectArgs = z.infer<typeof DbSelectArgs>;
@@ -90,7 +96,9 @@ export const CALL_OPERATIONS = {
   'db.query': DbQueryArgs,
 } as const;
 export type CallOperation = keyof typeof CALL_OPERATIONS;
-export const CallOperation = z.enum(Object.keys(CALL_OPERATIONS) as [CallOperation, ...CallOperation[]]);
+export const CallOperation = z.enum(
+  Object.keys(CALL_OPERATIONS) as [CallOperation, ...CallOperation[]],
+);
 
 // ---------------------------------------------------------------------------
 // harness → control plane

@@ -44,7 +44,10 @@ export function describeToolSyntaxError(error: unknown, code: string): ToolSynta
 /** Reads `tool.js:LINE`, the source line and the caret under it from a decorated stack. */
 function positionFromDecoratedStack(stack: string): { line: number; column: number } | null {
   const [header, , caretLine] = stack.split('\n');
-  const match = header === undefined ? null : new RegExp(`^${escapeRegExp(TOOL_FILENAME)}:(-?\\d+)$`).exec(header);
+  const match =
+    header === undefined
+      ? null
+      : new RegExp(`^${escapeRegExp(TOOL_FILENAME)}:(-?\\d+)$`).exec(header);
   if (match === null) return null;
   const line = Number(match[1]);
   const caret = caretLine?.indexOf('^') ?? -1;

@@ -48,7 +48,6 @@ export function compileToolScript(code: string, options: CompileToolScriptOption
   return script;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-empty-function
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor as new (
   ...parameters: string[]
 ) => unknown;

@@ -274,6 +274,40 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     expect(await broker.openDatabaseConnections()).toBeLessThanOrEqual(3);
   });
 
+  // PostgreSQL's trust authentication accepts any password, so each password is a distinct pool key.
+  it.runIf(type === 'pg')(
+    'bounds connections across pools by evicting the least recently used idle pool',
+    async () => {
+      const bounded = new Broker({
+        egress: EgressPolicy.fromAllowList(['127.0.0.0/8']),
+        db: { maxConnectionsPerKey: 2, maxConnectionsTotal: 4 },
+      });
+      try {
+        const sql = 'SELECT pg_backend_pid() AS pid, pg_sleep(0.05)';
+        const seen = new Set<unknown>();
+        for (const password of ['first-pw', 'second-pw', 'third-pw', 'first-pw']) {
+          const connection = { ...database.connection, password };
+          const results = await Promise.all(
+            Array.from({ length: 4 }, () =>
+              bounded.handle('db.query', { type, connection, sql }, context()),
+            ),
+          );
+          for (const result of results)
+            seen.add((result as { rows: { pid: unknown }[] }).rows[0]?.pid);
+          expect(await bounded.openDatabaseConnections()).toBeLessThanOrEqual(4);
+        }
+        // Four pool openings of two connections each: the evicted first pool was reopened, not kept.
+        expect(seen.size).toBe(8);
+        const alive = (await database.admin(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid IN (${[...seen].join(',')})`,
+        )) as { n: number }[];
+        expect(alive[0]?.n).toBeLessThanOrEqual(4);
+      } finally {
+        await bounded.close();
+      }
+    },
+  );
+
   it('limits statements to statementTimeoutMs', async () => {
     const quick = new Broker({
       egress: EgressPolicy.fromAllowList(['127.0.0.0/8']),

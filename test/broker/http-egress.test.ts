@@ -1,3 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpServer } from 'node:http';
+import { createSecureContext } from 'node:tls';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker, EgressPolicy, type HostLookup } from '../../control-plane/broker/index.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
@@ -183,5 +188,77 @@ describe('sdk.http egress policy', () => {
       message:
         'HTTP request to no-such-host.invalid failed: cannot resolve no-such-host.invalid (ENOTFOUND)',
     });
+  });
+
+  it('gives up on a resolver that never answers within the connect timeout', async () => {
+    const hanging: HostLookup = () => new Promise(() => undefined);
+    const broker = new Broker({
+      egress: EgressPolicy.fromAllowList([]),
+      http: { connectTimeoutMs: 200 },
+      lookup: hanging,
+    });
+    brokers.push(broker);
+    const started = Date.now();
+    expect(
+      await failure(broker.handle('http', { url: 'http://slow.test/' }, context())),
+    ).toMatchObject({
+      code: 'ERR_HTTP_TIMEOUT',
+      message: 'HTTP request to slow.test timed out after 200 ms resolving slow.test',
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('reaches IPv6 loopback only when allowed', async (test) => {
+    const server = createHttpServer((_request, response) => response.end('v6'));
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(0, '::1', () => resolve(true));
+    });
+    if (!listening) test.skip();
+    try {
+      const url = `http://[::1]:${(server.address() as AddressInfo).port}/`;
+      expect(await makeBroker(['::1']).handle('http', { url }, context())).toMatchObject({
+        status: 200,
+        body: 'v6',
+      });
+      expect(
+        await failure(makeBroker(['127.0.0.1/32']).handle('http', { url }, context())),
+      ).toMatchObject({
+        code: 'ERR_EGRESS_DENIED',
+        message: expect.stringContaining('egress to ::1 is not allowed'),
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('dials the checked address for HTTPS but keeps the hostname for SNI and certificate checks', async () => {
+    const key = readFileSync(new URL('./fixtures/localhost-key.pem', import.meta.url));
+    const cert = readFileSync(new URL('./fixtures/localhost-cert.pem', import.meta.url));
+    const serverNames: string[] = [];
+    const context_ = createSecureContext({ key, cert });
+    const server = createHttpsServer(
+      {
+        key,
+        cert,
+        SNICallback: (name, callback) => (serverNames.push(name), callback(null, context_)),
+      },
+      (_request, response) => response.end('tls'),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://localhost:${(server.address() as AddressInfo).port}/`;
+      const error = await failure(makeBroker(['localhost']).handle('http', { url }, context()));
+      // The self-signed certificate is (rightly) not trusted; the handshake happened with SNI "localhost".
+      expect(error.code).toBe('ERR_HTTP_FAILED');
+      expect(error.message).toMatch(
+        /^HTTP request to localhost:\d+ failed: .*self-signed certificate/,
+      );
+      expect(serverNames).toContain('localhost');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -4,7 +4,10 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
@@ -14,7 +17,9 @@ const clients: Client[] = [];
 
 async function connect(subdomain: string): Promise<Client> {
   const client = new Client({ name: 'mcphost-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(plane.mcpUrl(subdomain), { fetch: loopbackFetch }));
+  await client.connect(
+    new StreamableHTTPClientTransport(plane.mcpUrl(subdomain), { fetch: loopbackFetch }),
+  );
   clients.push(client);
   return client;
 }
@@ -26,7 +31,9 @@ function text(result: CallToolResult): string {
 
 beforeAll(async () => {
   plane = await startTestControlPlane();
-  expect((await plane.admin('POST', '/api/servers', { subdomain: 'tools', name: 'Test tools' })).status).toBe(201);
+  expect(
+    (await plane.admin('POST', '/api/servers', { subdomain: 'tools', name: 'Test tools' })).status,
+  ).toBe(201);
   const save = async (name: string, body: object) => {
     const response = await plane.admin('PUT', `/api/servers/tools/tools/${name}`, body);
     expect(response.status, JSON.stringify(response.body)).toBe(201);
@@ -42,19 +49,32 @@ beforeAll(async () => {
     ],
     code: 'return { text: params.text, count: params.count, flag: params.flag ?? null, flagType: typeof params.flag, options: params.options ?? null, items: params.items ?? null };',
   });
-  await save('say', { description: 'Returns a string.', parameters: [], code: "return 'plain text';" });
+  await save('say', {
+    description: 'Returns a string.',
+    parameters: [],
+    code: "return 'plain text';",
+  });
   await save('fail', { description: 'Throws.', code: "throw new Error('the tool said no');" });
   await save('chatty', {
     description: 'Logs, then answers.',
     code: "console.log('first line'); console.warn('second line'); console.error('third line'); return 'done';",
   });
-  await save('slow', { description: 'Sleeps.', code: 'await new Promise((r) => setTimeout(r, 20000)); return 1;' });
+  await save('slow', {
+    description: 'Sleeps.',
+    code: 'await new Promise((r) => setTimeout(r, 20000)); return 1;',
+  });
   await save('secretive', {
     description: 'Logs its secret.',
     secrets: ['API_KEY'],
     code: "console.log('key is', env.API_KEY); throw new Error('failed with ' + env.API_KEY);",
   });
-  expect((await plane.admin('PUT', '/api/servers/tools/secrets/API_KEY', { value: 'sk-very-secret-value' })).status).toBe(200);
+  expect(
+    (
+      await plane.admin('PUT', '/api/servers/tools/secrets/API_KEY', {
+        value: 'sk-very-secret-value',
+      })
+    ).status,
+  ).toBe(200);
   expect((await plane.admin('POST', '/api/servers', { subdomain: 'sleepy' })).status).toBe(201);
 }, 180_000);
 
@@ -82,7 +102,14 @@ describe('tools/list', () => {
         required: ['text', 'count'],
       },
     });
-    expect(tools.map((t) => t.name).sort()).toEqual(['chatty', 'echo_types', 'fail', 'say', 'secretive', 'slow']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'chatty',
+      'echo_types',
+      'fail',
+      'say',
+      'secretive',
+      'slow',
+    ]);
   });
 });
 
@@ -94,14 +121,24 @@ describe('tools/call', () => {
       arguments: { text: 'hi', count: 2.5, flag: true, options: { a: [1] }, items: ['x', 2] },
     })) as CallToolResult;
     expect(result.isError).toBeFalsy();
-    const expected = { text: 'hi', count: 2.5, flag: true, flagType: 'boolean', options: { a: [1] }, items: ['x', 2] };
+    const expected = {
+      text: 'hi',
+      count: 2.5,
+      flag: true,
+      flagType: 'boolean',
+      options: { a: [1] },
+      items: ['x', 2],
+    };
     expect(result.structuredContent).toEqual(expected);
     expect(JSON.parse(text(result))).toEqual(expected);
   });
 
   it('gives an absent optional parameter as undefined', async () => {
     const client = await connect('tools');
-    const result = (await client.callTool({ name: 'echo_types', arguments: { text: 'a', count: 1 } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: 'echo_types',
+      arguments: { text: 'a', count: 1 },
+    })) as CallToolResult;
     expect(result.structuredContent).toMatchObject({ flag: null, flagType: 'undefined' });
   });
 
@@ -114,10 +151,16 @@ describe('tools/call', () => {
 
   it('reports a wrong type or a missing parameter as an isError result naming it', async () => {
     const client = await connect('tools');
-    const wrong = (await client.callTool({ name: 'echo_types', arguments: { text: 'a', count: 'many' } })) as CallToolResult;
+    const wrong = (await client.callTool({
+      name: 'echo_types',
+      arguments: { text: 'a', count: 'many' },
+    })) as CallToolResult;
     expect(wrong.isError).toBe(true);
     expect(text(wrong)).toBe('parameter "count" must be of type number, got string');
-    const missing = (await client.callTool({ name: 'echo_types', arguments: { count: 1 } })) as CallToolResult;
+    const missing = (await client.callTool({
+      name: 'echo_types',
+      arguments: { count: 1 },
+    })) as CallToolResult;
     expect(missing.isError).toBe(true);
     expect(text(missing)).toContain('missing required parameter "text"');
   });
@@ -127,12 +170,17 @@ describe('tools/call', () => {
     const result = (await client.callTool({ name: 'fail', arguments: {} })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(text(result)).toBe('the tool said no');
-    expect(result._meta).toMatchObject({ 'mcphost/errorCode': 'ERR_TOOL_ERROR', 'mcphost/line': 1 });
+    expect(result._meta).toMatchObject({
+      'mcphost/errorCode': 'ERR_TOOL_ERROR',
+      'mcphost/line': 1,
+    });
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {
     const client = await connect('tools');
-    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/Unknown tool: nope/);
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(
+      /Unknown tool: nope/,
+    );
   });
 
   it('streams console output as logging notifications during the call', async () => {
@@ -153,7 +201,10 @@ describe('tools/call', () => {
   it('redacts secret values in logs and errors', async () => {
     const client = await connect('tools');
     const logs: unknown[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params.data));
+    client.setNotificationHandler(
+      LoggingMessageNotificationSchema,
+      (n) => void logs.push(n.params.data),
+    );
     const result = (await client.callTool({ name: 'secretive', arguments: {} })) as CallToolResult;
     expect(text(result)).toBe('failed with [REDACTED:API_KEY]');
     expect(logs).toEqual(['key is [REDACTED:API_KEY]']);
@@ -166,16 +217,25 @@ describe('tools/call', () => {
     const client = await connect('tools');
     const controller = new AbortController();
     const started = Date.now();
-    const call = client.callTool({ name: 'slow', arguments: {} }, undefined, { signal: controller.signal });
+    const call = client.callTool({ name: 'slow', arguments: {} }, undefined, {
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort('changed my mind'), 500);
     await expect(call).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(5000);
     // The pool recovers: the next call of the same tool's pool works.
-    await plane.admin('PUT', '/api/servers/tools/tools/slow', { description: 'now fast', code: 'return 2;' });
+    await plane.admin('PUT', '/api/servers/tools/tools/slow', {
+      description: 'now fast',
+      code: 'return 2;',
+    });
     const next = (await client.callTool({ name: 'slow', arguments: {} })) as CallToolResult;
     expect(text(next)).toBe('2');
     await expect
-      .poll(async () => (await plane.admin('GET', '/api/invocations?tool=slow')).body.invocations.map((i: { errorCode: string | null }) => i.errorCode))
+      .poll(async () =>
+        (await plane.admin('GET', '/api/invocations?tool=slow')).body.invocations.map(
+          (i: { errorCode: string | null }) => i.errorCode,
+        ),
+      )
       .toContain('ERR_CANCELLED');
   });
 });
@@ -184,18 +244,37 @@ describe('server state', () => {
   it('answers 503 for a deactivated server and 404 for an unknown one', async () => {
     const client = await connect('sleepy');
     await client.listTools();
-    expect((await plane.admin('PATCH', '/api/servers/sleepy/settings', { active: false })).status).toBe(200);
+    expect(
+      (await plane.admin('PATCH', '/api/servers/sleepy/settings', { active: false })).status,
+    ).toBe(200);
     const response = await loopbackFetch(plane.mcpUrl('sleepy'), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'x', version: '1' },
+        },
+      }),
     });
     expect(response.status).toBe(503);
-    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { message: 'server "sleepy" is deactivated' } });
+    expect(await response.json()).toMatchObject({
+      jsonrpc: '2.0',
+      error: { message: 'server "sleepy" is deactivated' },
+    });
     await expect(client.listTools()).rejects.toThrow();
     const unknown = await loopbackFetch(plane.mcpUrl('nobody'), { method: 'POST', body: '{}' });
     expect(unknown.status).toBe(404);
-    expect((await plane.admin('PATCH', '/api/servers/sleepy/settings', { active: true })).status).toBe(200);
+    expect(
+      (await plane.admin('PATCH', '/api/servers/sleepy/settings', { active: true })).status,
+    ).toBe(200);
     const again = await connect('sleepy');
     expect((await again.listTools()).tools).toEqual([]);
   });
@@ -205,7 +284,11 @@ describe('transport errors', () => {
   const post = (body: string, headers: Record<string, string> = {}) =>
     loopbackFetch(plane.mcpUrl('tools'), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
       body,
     });
 
@@ -222,12 +305,16 @@ describe('transport errors', () => {
   });
 
   it('answers an oversized body with 413', async () => {
-    const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(5 * 1024 * 1024) }));
+    const response = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(5 * 1024 * 1024) }),
+    );
     expect(response.status).toBe(413);
   });
 
   it('answers an unknown session with 404 and a request without one with 400', async () => {
-    const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { 'mcp-session-id': 'made-up' });
+    const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), {
+      'mcp-session-id': 'made-up',
+    });
     expect(unknown.status).toBe(404);
     const none = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
     expect(none.status).toBe(400);
@@ -235,7 +322,16 @@ describe('transport errors', () => {
 
   it('negotiates an older protocol revision', async () => {
     const response = await post(
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-03-26',
+          capabilities: {},
+          clientInfo: { name: 'old', version: '1' },
+        },
+      }),
     );
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('"protocolVersion":"2025-03-26"');

@@ -8,12 +8,23 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAuthorizationServer, type TestAuthorizationServer } from '../fixtures/authorization-server.js';
+import {
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from '../fixtures/authorization-server.js';
 import { signToken, unsignedToken, validClaims } from '../auth/helpers/forge-token.js';
-import { closedPortOrigin, startLoopbackServer, type LoopbackServer } from '../auth/helpers/loopback-server.js';
+import {
+  closedPortOrigin,
+  startLoopbackServer,
+  type LoopbackServer,
+} from '../auth/helpers/loopback-server.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
@@ -68,8 +79,21 @@ class MemoryOAuthClient implements OAuthClientProvider {
 async function postMcp(headers: Record<string, string>, path = '/mcp') {
   return loopbackFetch(new URL(path, plane.mcpUrl(SUB)), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 't', version: '1' },
+      },
+    }),
   });
 }
 
@@ -85,13 +109,22 @@ beforeAll(async () => {
   const routes: Record<string, { json: unknown } | { text: string; contentType: string }> = {
     '/not-json': { text: '<html>hello</html>', contentType: 'text/html' },
   };
-  for (const field of ['issuer', 'authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'jwks_uri']) {
+  for (const field of [
+    'issuer',
+    'authorization_endpoint',
+    'token_endpoint',
+    'registration_endpoint',
+    'jwks_uri',
+  ]) {
     const { [field]: _dropped, ...rest } = metadata;
     routes[`/without-${field}`] = { json: rest };
   }
   doctored = await startLoopbackServer(routes);
   expect((await plane.admin('POST', '/api/servers', { subdomain: SUB })).status).toBe(201);
-  const saved = await plane.admin('PUT', `/api/servers/${SUB}/tools/whoami`, { description: 'Says hello.', code: "return 'hello, caller';" });
+  const saved = await plane.admin('PUT', `/api/servers/${SUB}/tools/whoami`, {
+    description: 'Says hello.',
+    code: "return 'hello, caller';",
+  });
   expect(saved.status).toBe(201);
 }, 180_000);
 
@@ -102,7 +135,10 @@ afterAll(async () => {
 describe('saving the OAuth 2.0 mode', () => {
   async function expectRejected(oauthServerUrl: string, message: RegExp) {
     const before = (await plane.admin('GET', `/api/servers/${SUB}`)).body;
-    const response = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { securityMode: 'oauth2', oauthServerUrl });
+    const response = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, {
+      securityMode: 'oauth2',
+      oauthServerUrl,
+    });
     expect(response.status).toBe(422);
     expect(response.body.error.code).toBe('ERR_OAUTH_METADATA');
     expect(response.body.error.message).toMatch(message);
@@ -110,25 +146,40 @@ describe('saving the OAuth 2.0 mode', () => {
   }
 
   it('refuses an unreachable URL and changes nothing', async () => {
-    await expectRejected(`${await closedPortOrigin()}/.well-known/oauth-authorization-server`, /.+/);
+    await expectRejected(
+      `${await closedPortOrigin()}/.well-known/oauth-authorization-server`,
+      /.+/,
+    );
   });
 
   it('refuses a document that is not JSON', async () => {
     await expectRejected(`${doctored.origin}/not-json`, /JSON/i);
   });
 
-  it.each(['issuer', 'authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'jwks_uri'])(
-    'refuses metadata missing %s, naming it',
-    async (field) => {
-      await expectRejected(`${doctored.origin}/without-${field}`, new RegExp(field));
-    },
-  );
+  it.each([
+    'issuer',
+    'authorization_endpoint',
+    'token_endpoint',
+    'registration_endpoint',
+    'jwks_uri',
+  ])('refuses metadata missing %s, naming it', async (field) => {
+    await expectRejected(`${doctored.origin}/without-${field}`, new RegExp(field));
+  });
 
   it('refuses plain HTTP unless the development flag is set', async () => {
-    const strict = await startTestControlPlane({ OAUTH_ALLOW_INSECURE_LOOPBACK: 'false', SANDBOX_DRIVER: 'process', GENERIC_POOL_SIZE: '0' });
+    const strict = await startTestControlPlane({
+      OAUTH_ALLOW_INSECURE_LOOPBACK: 'false',
+      SANDBOX_DRIVER: 'process',
+      GENERIC_POOL_SIZE: '0',
+    });
     try {
-      expect((await strict.admin('POST', '/api/servers', { subdomain: 'strict' })).status).toBe(201);
-      const response = await strict.admin('PATCH', '/api/servers/strict/settings', { securityMode: 'oauth2', oauthServerUrl: as.metadataUrl });
+      expect((await strict.admin('POST', '/api/servers', { subdomain: 'strict' })).status).toBe(
+        201,
+      );
+      const response = await strict.admin('PATCH', '/api/servers/strict/settings', {
+        securityMode: 'oauth2',
+        oauthServerUrl: as.metadataUrl,
+      });
       expect(response.status).toBe(422);
       expect(response.body.error.message).toMatch(/plain HTTP.*OAUTH_ALLOW_INSECURE_LOOPBACK/);
       expect((await strict.admin('GET', '/api/servers/strict')).body.securityMode).toBe('none');
@@ -140,7 +191,10 @@ describe('saving the OAuth 2.0 mode', () => {
 
 describe('in OAuth 2.0 mode', () => {
   beforeAll(async () => {
-    const response = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { securityMode: 'oauth2', oauthServerUrl: as.metadataUrl });
+    const response = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, {
+      securityMode: 'oauth2',
+      oauthServerUrl: as.metadataUrl,
+    });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     expect(response.body.oauth).toEqual({
       issuer: as.issuer,
@@ -150,7 +204,10 @@ describe('in OAuth 2.0 mode', () => {
   });
 
   it('serves protected-resource metadata at both well-known paths', async () => {
-    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+    for (const path of [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+    ]) {
       const response = await loopbackFetch(new URL(path, plane.mcpUrl(SUB)));
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({
@@ -163,8 +220,13 @@ describe('in OAuth 2.0 mode', () => {
 
   it('lets the official SDK client through the whole flow, then call tools', async () => {
     const provider = new MemoryOAuthClient();
-    const first = new StreamableHTTPClientTransport(plane.mcpUrl(SUB), { authProvider: provider, fetch: loopbackFetch });
-    await expect(new Client({ name: 'oauth-test', version: '1' }).connect(first)).rejects.toThrow(/Unauthorized/i);
+    const first = new StreamableHTTPClientTransport(plane.mcpUrl(SUB), {
+      authProvider: provider,
+      fetch: loopbackFetch,
+    });
+    await expect(new Client({ name: 'oauth-test', version: '1' }).connect(first)).rejects.toThrow(
+      /Unauthorized/i,
+    );
     expect(provider.information?.client_id).toBeTruthy();
     expect(provider.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
     expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(resource());
@@ -174,14 +236,22 @@ describe('in OAuth 2.0 mode', () => {
     expect(provider.saved?.access_token).toBeTruthy();
 
     const client = new Client({ name: 'oauth-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(plane.mcpUrl(SUB), { authProvider: provider, fetch: loopbackFetch }));
+    await client.connect(
+      new StreamableHTTPClientTransport(plane.mcpUrl(SUB), {
+        authProvider: provider,
+        fetch: loopbackFetch,
+      }),
+    );
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
     const result = (await client.callTool({ name: 'whoami', arguments: {} })) as CallToolResult;
     expect(result.content).toEqual([{ type: 'text', text: 'hello, caller' }]);
     await client.close();
 
     const log = await plane.admin('GET', `/api/invocations?server=${SUB}`);
-    expect(log.body.invocations[0].caller).toMatchObject({ kind: 'oauth', clientId: provider.information!.client_id });
+    expect(log.body.invocations[0].caller).toMatchObject({
+      kind: 'oauth',
+      clientId: provider.information!.client_id,
+    });
     expect(JSON.stringify(log.body)).not.toContain(provider.saved!.access_token);
   });
 
@@ -199,32 +269,51 @@ describe('in OAuth 2.0 mode', () => {
       garbage: 'not.a.jwt',
       'alg none': unsignedToken(validClaims(as.issuer, resource())),
       'wrong audience': await as.issueTokenFor('http://other.localhost:1/mcp'),
-      expired: await signToken(as.privateJwk, { ...validClaims(as.issuer, resource(), now - 7200), exp: now - 3600 }),
+      expired: await signToken(as.privateJwk, {
+        ...validClaims(as.issuer, resource(), now - 7200),
+        exp: now - 3600,
+      }),
       'wrong issuer': await signToken(as.privateJwk, validClaims('http://127.0.0.1:1', resource())),
     };
     for (const [name, token] of Object.entries(attacks)) {
       const response = await postMcp({ authorization: `Bearer ${token}` });
       expect(response.status, name).toBe(401);
-      expect(challengeOf(response), name).toMatch(/^Bearer resource_metadata="[^"]+", error="invalid_token", error_description="[^"]+"$/);
+      expect(challengeOf(response), name).toMatch(
+        /^Bearer resource_metadata="[^"]+", error="invalid_token", error_description="[^"]+"$/,
+      );
     }
   });
 
   it('refuses a token in the query string', async () => {
     const token = await as.issueTokenFor(resource());
-    const response = await postMcp({ authorization: `Bearer ${token}` }, `/mcp?access_token=${token}`);
+    const response = await postMcp(
+      { authorization: `Bearer ${token}` },
+      `/mcp?access_token=${token}`,
+    );
     expect(response.status).toBe(400);
   });
 
   it('accepts a valid token and enforces required scopes with 403', async () => {
     const token = await as.issueTokenFor(resource());
     expect((await postMcp({ authorization: `Bearer ${token}` })).status).toBe(200);
-    expect((await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { oauthRequiredScopes: ['admin:all'] })).status).toBe(200);
+    expect(
+      (
+        await plane.admin('PATCH', `/api/servers/${SUB}/settings`, {
+          oauthRequiredScopes: ['admin:all'],
+        })
+      ).status,
+    ).toBe(200);
     const refused = await postMcp({ authorization: `Bearer ${token}` });
     expect(refused.status).toBe(403);
     expect(challengeOf(refused)).toContain('error="insufficient_scope"');
-    const prm = await (await loopbackFetch(new URL('/.well-known/oauth-protected-resource', plane.mcpUrl(SUB)))).json();
+    const prm = await (
+      await loopbackFetch(new URL('/.well-known/oauth-protected-resource', plane.mcpUrl(SUB)))
+    ).json();
     expect(prm.scopes_supported).toEqual(['admin:all']);
-    expect((await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { oauthRequiredScopes: [] })).status).toBe(200);
+    expect(
+      (await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { oauthRequiredScopes: [] }))
+        .status,
+    ).toBe(200);
     expect((await postMcp({ authorization: `Bearer ${token}` })).status).toBe(200);
   });
 
@@ -238,16 +327,26 @@ describe('in OAuth 2.0 mode', () => {
 
 describe('leaving the OAuth 2.0 mode', () => {
   it('takes effect at once: metadata gone, /mcp open, no restart', async () => {
-    expect((await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { securityMode: 'none' })).status).toBe(200);
-    expect((await loopbackFetch(new URL('/.well-known/oauth-protected-resource', plane.mcpUrl(SUB)))).status).toBe(404);
+    expect(
+      (await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { securityMode: 'none' })).status,
+    ).toBe(200);
+    expect(
+      (await loopbackFetch(new URL('/.well-known/oauth-protected-resource', plane.mcpUrl(SUB))))
+        .status,
+    ).toBe(404);
     expect((await postMcp({})).status).toBe(200);
   });
 
   it('closes anonymous sessions when the mode switches to OAuth 2.0', async () => {
     const client = new Client({ name: 'anon', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(plane.mcpUrl(SUB), { fetch: loopbackFetch }));
+    await client.connect(
+      new StreamableHTTPClientTransport(plane.mcpUrl(SUB), { fetch: loopbackFetch }),
+    );
     await client.listTools();
-    expect((await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { securityMode: 'oauth2' })).status).toBe(200);
+    expect(
+      (await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { securityMode: 'oauth2' }))
+        .status,
+    ).toBe(200);
     await expect(client.listTools()).rejects.toThrow();
     await client.close().catch(() => undefined);
   });

@@ -58,9 +58,14 @@ describe('failures', () => {
   });
 
   it('stringifies a thrown non-Error', async () => {
-    expect(errorOf(await harness.invoke('throw "plain"'))).toEqual({ code: 'ERR_TOOL_ERROR', message: 'plain' });
+    expect(errorOf(await harness.invoke('throw "plain"'))).toEqual({
+      code: 'ERR_TOOL_ERROR',
+      message: 'plain',
+    });
     expect(errorOf(await harness.invoke('throw 7'))).toMatchObject({ message: '7' });
-    expect(errorOf(await harness.invoke('throw Object.create(null)'))).toMatchObject({ code: 'ERR_TOOL_ERROR' });
+    expect(errorOf(await harness.invoke('throw Object.create(null)'))).toMatchObject({
+      code: 'ERR_TOOL_ERROR',
+    });
   });
 
   it('reports a runtime TypeError from tool code', async () => {
@@ -70,13 +75,22 @@ describe('failures', () => {
   });
 
   it('fails the invocation when a timer callback throws', async () => {
-    const error = errorOf(await harness.invoke('setTimeout(() => { throw new Error("in timer") }, 1); await new Promise(() => {})'));
+    const error = errorOf(
+      await harness.invoke(
+        'setTimeout(() => { throw new Error("in timer") }, 1); await new Promise(() => {})',
+      ),
+    );
     expect(error).toMatchObject({ code: 'ERR_TOOL_ERROR', message: 'in timer' });
   });
 
   it('reports a syntax error with line and column', async () => {
     const error = errorOf(await harness.invoke('const a = 1;\nreturn a b;'));
-    expect(error).toEqual({ code: 'ERR_TOOL_SYNTAX', message: "Unexpected identifier 'b'", line: 2, column: 10 });
+    expect(error).toEqual({
+      code: 'ERR_TOOL_SYNTAX',
+      message: "Unexpected identifier 'b'",
+      line: 2,
+      column: 10,
+    });
   });
 
   it('survives an unhandled rejection in tool code', async () => {
@@ -88,45 +102,78 @@ describe('failures', () => {
 describe('unserialisable and oversized results', () => {
   it.each([
     ['return { a: { b: 1n } }', 'result contains a BigInt at .a.b; return JSON data instead'],
-    ['return [0, { x: [1, 2n] }]', 'result contains a BigInt at [1].x[1]; return JSON data instead'],
-    ['const o = { list: [] }; o.list.push({ back: o }); return o', 'result contains a circular reference at .list[0].back; return JSON data instead'],
-    ['return { "odd key": 3n }', 'result contains a BigInt at ["odd key"]; return JSON data instead'],
-    ['return 10n', 'result is a BigInt; return JSON data (object, array, string, number, boolean or null)'],
-    ['return () => 1', 'result is a function; return JSON data (object, array, string, number, boolean or null)'],
-    ['return Symbol("s")', 'result is a symbol; return JSON data (object, array, string, number, boolean or null)'],
+    [
+      'return [0, { x: [1, 2n] }]',
+      'result contains a BigInt at [1].x[1]; return JSON data instead',
+    ],
+    [
+      'const o = { list: [] }; o.list.push({ back: o }); return o',
+      'result contains a circular reference at .list[0].back; return JSON data instead',
+    ],
+    [
+      'return { "odd key": 3n }',
+      'result contains a BigInt at ["odd key"]; return JSON data instead',
+    ],
+    [
+      'return 10n',
+      'result is a BigInt; return JSON data (object, array, string, number, boolean or null)',
+    ],
+    [
+      'return () => 1',
+      'result is a function; return JSON data (object, array, string, number, boolean or null)',
+    ],
+    [
+      'return Symbol("s")',
+      'result is a symbol; return JSON data (object, array, string, number, boolean or null)',
+    ],
   ])('%s', async (code, message) => {
-    expect(errorOf(await harness.invoke(code))).toEqual({ code: 'ERR_RESULT_NOT_SERIALISABLE', message });
+    expect(errorOf(await harness.invoke(code))).toEqual({
+      code: 'ERR_RESULT_NOT_SERIALISABLE',
+      message,
+    });
   });
 
   it('refuses a result larger than maxResultBytes, naming the limit', async () => {
-    const error = errorOf(await harness.invoke('return "x".repeat(2000)', { limits: { maxResultBytes: 1000 } }));
+    const error = errorOf(
+      await harness.invoke('return "x".repeat(2000)', { limits: { maxResultBytes: 1000 } }),
+    );
     expect(error).toEqual({
       code: 'ERR_RESULT_TOO_LARGE',
       message: 'result is 2002 bytes of JSON, more than the limit of 1000 bytes',
     });
     // Exactly at the limit passes: "x" * 998 plus two quotes.
-    const exact = await harness.invoke('return "x".repeat(998)', { limits: { maxResultBytes: 1000 } });
+    const exact = await harness.invoke('return "x".repeat(998)', {
+      limits: { maxResultBytes: 1000 },
+    });
     expect(valueOf(exact)).toHaveLength(998);
   });
 
   it('counts the limit in UTF-8 bytes', async () => {
-    const error = errorOf(await harness.invoke('return "é".repeat(600)', { limits: { maxResultBytes: 1000 } }));
+    const error = errorOf(
+      await harness.invoke('return "é".repeat(600)', { limits: { maxResultBytes: 1000 } }),
+    );
     expect(error.message).toBe('result is 1202 bytes of JSON, more than the limit of 1000 bytes');
   });
 });
 
 describe('params and env', () => {
   it('passes an optional parameter that was not supplied as undefined', async () => {
-    const outcome = await harness.invoke('return [typeof params.limit, "limit" in params, params.query]', {
-      params: { query: 'q' },
-    });
+    const outcome = await harness.invoke(
+      'return [typeof params.limit, "limit" in params, params.query]',
+      {
+        params: { query: 'q' },
+      },
+    );
     expect(valueOf(outcome)).toEqual(['undefined', false, 'q']);
   });
 
   it('gives env only the secrets sent, frozen', async () => {
-    const outcome = await harness.invoke('"use strict"; let threw = false; try { env.API_KEY = "x" } catch { threw = true } return [Object.keys(env), env.API_KEY, threw]', {
-      env: { API_KEY: 'secret-1' },
-    });
+    const outcome = await harness.invoke(
+      '"use strict"; let threw = false; try { env.API_KEY = "x" } catch { threw = true } return [Object.keys(env), env.API_KEY, threw]',
+      {
+        env: { API_KEY: 'secret-1' },
+      },
+    );
     expect(valueOf(outcome)).toEqual([['API_KEY'], 'secret-1', true]);
   });
 
@@ -134,7 +181,15 @@ describe('params and env', () => {
     const outcome = await harness.invoke(
       'return [typeof require, typeof process, typeof Buffer, typeof module, typeof global, typeof self, typeof _]',
     );
-    expect(valueOf(outcome)).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
+    expect(valueOf(outcome)).toEqual([
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+      'undefined',
+    ]);
   });
 
   it('refuses eval and new Function (code generation from strings is off)', async () => {
@@ -161,17 +216,23 @@ describe('console', () => {
     valueOf(outcome);
     const lines = outcome.logs.map((log) => [log.level, log.text]);
     expect(lines[0]).toEqual(['log', 'plain 1 true null undefined']);
-    expect(lines[1]).toEqual(['info', "{ a: 1, 'b c': [ 1, 'two' ], d: { e: { f: { g: [Object] } } } }"]);
+    expect(lines[1]).toEqual([
+      'info',
+      "{ a: 1, 'b c': [ 1, 'two' ], d: { e: { f: { g: [Object] } } } }",
+    ]);
     expect(lines[2]).toEqual(['warn', 'Ann is 42 years extra']);
     expect(lines[3]?.[0]).toBe('error');
     expect(lines[3]?.[1]).toMatch(/^Error: bad\n\s+at .*tool\.js:4:15/);
-    expect(lines[4]).toEqual(['debug', "[] {} 10n Symbol(s) [Function: named] -0"]);
+    expect(lines[4]).toEqual(['debug', '[] {} 10n Symbol(s) [Function: named] -0']);
     expect(lines[5]).toEqual(['log', "{ name: 'c', self: [Circular] }"]);
     expect(lines[6]).toEqual(['log', "Map(1) { 'k' => 1 } Set(1) { 1 }"]);
   });
 
   it('keeps the order of logs and sdk calls', async () => {
-    const onCall: CallHandler = () => ({ ok: true, value: { status: 200, headers: {}, body: 'b' } });
+    const onCall: CallHandler = () => ({
+      ok: true,
+      value: { status: 200, headers: {}, body: 'b' },
+    });
     const outcome = await harness.invoke(
       'console.log("one"); const r = await sdk.http({ url: "https://example.com/" }); console.log("two", r.status()); await sdk.http({ url: "https://example.com/2" }); console.log("three");',
       { onCall },
@@ -187,9 +248,12 @@ describe('console', () => {
   });
 
   it('stops at maxLogBytes with one notice line', async () => {
-    const outcome = await harness.invoke('for (let i = 0; i < 100; i++) console.log("0123456789"); return "done"', {
-      limits: { maxLogBytes: 35 },
-    });
+    const outcome = await harness.invoke(
+      'for (let i = 0; i < 100; i++) console.log("0123456789"); return "done"',
+      {
+        limits: { maxLogBytes: 35 },
+      },
+    );
     expect(valueOf(outcome)).toBe('done');
     expect(outcome.logs.map((log) => log.text)).toEqual([
       '0123456789',
@@ -247,30 +311,61 @@ describe('sdk.http and sdk.db', () => {
   it('sends an http call and reads status, body and headers from the reply', async () => {
     const onCall: CallHandler = (call) => ({
       ok: true,
-      value: { status: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ seen: call.args }) },
+      value: {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ seen: call.args }),
+      },
     });
     const outcome = await harness.invoke(
       'const r = await sdk.http({ method: "POST", url: "https://api.example.com/x", headers: { a: "b" }, body: "hi" }); return { status: r.status(), type: r.headers()["content-type"], body: r.json() }',
       { onCall },
     );
-    const request = { method: 'POST', url: 'https://api.example.com/x', headers: { a: 'b' }, body: 'hi' };
+    const request = {
+      method: 'POST',
+      url: 'https://api.example.com/x',
+      headers: { a: 'b' },
+      body: 'hi',
+    };
     expect(outcome.calls[0]).toMatchObject({ op: 'http', call: 0, args: request });
-    expect(valueOf(outcome)).toEqual({ status: 404, type: 'application/json', body: { seen: request } });
+    expect(valueOf(outcome)).toEqual({
+      status: 404,
+      type: 'application/json',
+      body: { seen: request },
+    });
   });
 
   it('rejects with the error of an error reply, message and code', async () => {
-    const onCall: CallHandler = () => ({ ok: false, error: { code: 'ERR_EGRESS_DENIED', message: 'destination 169.254.169.254 is not allowed' } });
+    const onCall: CallHandler = () => ({
+      ok: false,
+      error: { code: 'ERR_EGRESS_DENIED', message: 'destination 169.254.169.254 is not allowed' },
+    });
     const outcome = await harness.invoke(
       'try { await sdk.http({ url: "http://169.254.169.254/" }) } catch (e) { return [e instanceof Error, e.message, e.code] }',
       { onCall },
     );
-    expect(valueOf(outcome)).toEqual([true, 'destination 169.254.169.254 is not allowed', 'ERR_EGRESS_DENIED']);
-    const uncaught = await harness.invoke('await sdk.http({ url: "http://169.254.169.254/" })', { onCall });
-    expect(errorOf(uncaught)).toMatchObject({ code: 'ERR_TOOL_ERROR', message: 'destination 169.254.169.254 is not allowed' });
+    expect(valueOf(outcome)).toEqual([
+      true,
+      'destination 169.254.169.254 is not allowed',
+      'ERR_EGRESS_DENIED',
+    ]);
+    const uncaught = await harness.invoke('await sdk.http({ url: "http://169.254.169.254/" })', {
+      onCall,
+    });
+    expect(errorOf(uncaught)).toMatchObject({
+      code: 'ERR_TOOL_ERROR',
+      message: 'destination 169.254.169.254 is not allowed',
+    });
   });
 
   it('sends db.select, db.insert and db.query with their documented arguments', async () => {
-    const connection = { host: 'db.internal', port: 5432, database: 'app', user: 'u', password: 'p' };
+    const connection = {
+      host: 'db.internal',
+      port: 5432,
+      database: 'app',
+      user: 'u',
+      password: 'p',
+    };
     const onCall: CallHandler = (call) => {
       if (call.op === 'db.select') return { ok: true, value: [{ id: 1, name: 'a' }] };
       if (call.op === 'db.insert') return { ok: true, value: { id: 2, name: 'b' } };
@@ -296,13 +391,23 @@ describe('sdk.http and sdk.db', () => {
     expect(outcome.calls.map((call) => [call.op, call.args])).toEqual([
       ['db.select', { type: 'pg', connection, table: 'users', where: { name: 'a' } }],
       ['db.insert', { type: 'pg', connection, table: 'users', row: { name: 'b' } }],
-      ['db.query', { type: 'pg', connection, sql: 'select count(*) as n from users where id > $1', values: [0] }],
+      [
+        'db.query',
+        {
+          type: 'pg',
+          connection,
+          sql: 'select count(*) as n from users where id > $1',
+          values: [0],
+        },
+      ],
       ['db.select', { type: 'pg', connection, table: 'users', where: {} }],
     ]);
   });
 
   it('rejects sdk arguments that are not JSON with ERR_INVALID_ARGUMENT, without a call', async () => {
-    const outcome = await harness.invoke('try { await sdk.http({ url: "x", body: 1n }) } catch (e) { return e.code }');
+    const outcome = await harness.invoke(
+      'try { await sdk.http({ url: "x", body: 1n }) } catch (e) { return e.code }',
+    );
     expect(valueOf(outcome)).toBe('ERR_INVALID_ARGUMENT');
     expect(outcome.calls).toEqual([]);
   });
@@ -315,7 +420,13 @@ describe('sdk.http and sdk.db', () => {
       release?.();
       return { ok: true, value: { status: 200, headers: {}, body: '' } };
     };
-    expect(valueOf(await harness.invoke('sdk.http({ url: "https://example.com" }); return "early"', { onCall }))).toBe('early');
+    expect(
+      valueOf(
+        await harness.invoke('sdk.http({ url: "https://example.com" }); return "early"', {
+          onCall,
+        }),
+      ),
+    ).toBe('early');
     await answered;
     expect(valueOf(await harness.invoke('return "still alive"'))).toBe('still alive');
   });
@@ -323,23 +434,35 @@ describe('sdk.http and sdk.db', () => {
 
 describe('isolation between invocations', () => {
   it('leaks no globals or prototype changes into the next invocation', async () => {
-    valueOf(await harness.invoke('globalThis.leaked = 1; Array.prototype.extra = 2; Object.prototype.polluted = 3; JSON.stringify = () => "hijacked"; sdk.lodash.hacked = 4; return 0'));
-    const outcome = await harness.invoke('return [typeof leaked, [].extra, ({}).polluted, JSON.stringify([1]), sdk.lodash.hacked]');
+    valueOf(
+      await harness.invoke(
+        'globalThis.leaked = 1; Array.prototype.extra = 2; Object.prototype.polluted = 3; JSON.stringify = () => "hijacked"; sdk.lodash.hacked = 4; return 0',
+      ),
+    );
+    const outcome = await harness.invoke(
+      'return [typeof leaked, [].extra, ({}).polluted, JSON.stringify([1]), sdk.lodash.hacked]',
+    );
     expect(valueOf(outcome)).toEqual(['undefined', null, null, '[1]', null]);
   });
 
   it('still serialises results and logs when tool code replaces JSON and Array methods', async () => {
-    const outcome = await harness.invoke('JSON.stringify = () => "{}"; Array.prototype.join = () => "x"; console.log({ a: [1, 2] }); return { ok: [1, 2] }');
+    const outcome = await harness.invoke(
+      'JSON.stringify = () => "{}"; Array.prototype.join = () => "x"; console.log({ a: [1, 2] }); return { ok: [1, 2] }',
+    );
     expect(valueOf(outcome)).toEqual({ ok: [1, 2] });
   });
 
   it('never fires a timer after the invocation returned', async () => {
-    const first = await harness.invoke('setTimeout(() => console.log("late timeout"), 20); setInterval(() => console.log("late interval"), 5); return 1');
+    const first = await harness.invoke(
+      'setTimeout(() => console.log("late timeout"), 20); setInterval(() => console.log("late interval"), 5); return 1',
+    );
     valueOf(first);
     await new Promise((resolve) => setTimeout(resolve, 80));
     const second = await harness.invoke('return 2');
     valueOf(second);
-    expect(harness.messages.filter((m) => m.type === 'log' && m.text.startsWith('late'))).toEqual([]);
+    expect(harness.messages.filter((m) => m.type === 'log' && m.text.startsWith('late'))).toEqual(
+      [],
+    );
   });
 
   it('runs timers within an invocation, clearTimeout included', async () => {

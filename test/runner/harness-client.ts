@@ -17,7 +17,8 @@ import {
 } from '../../src/protocol/index.js';
 
 /** What a call handler answers: a value, an error, or nothing (leave the call pending). */
-export type CallAnswer = { ok: true; value: unknown } | { ok: false; error: WireError } | 'no-reply';
+export type CallAnswer =
+  { ok: true; value: unknown } | { ok: false; error: WireError } | 'no-reply';
 export type CallHandler = (call: CallMessage) => CallAnswer | Promise<CallAnswer>;
 
 export interface InvokeOptions {
@@ -60,19 +61,26 @@ export class HarnessClient {
     });
     child.stdout.on('data', (chunk: Buffer) => reader.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = new Promise((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
   }
 
   /** Spawns `node [nodeFlags] harnessPath` and waits for `ready`. */
   static async start(harnessPath: string, nodeFlags: string[] = []): Promise<HarnessClient> {
-    const child = spawn(process.execPath, [...nodeFlags, harnessPath], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeFlags, harnessPath], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const client = new HarnessClient(child);
     await client.next((message) => message.type === 'ready', 10_000);
     return client;
   }
 
   /** Resolves with the next message matching `predicate` (or one already received). */
-  next(predicate: (message: HarnessMessage) => boolean, timeoutMs = 10_000): Promise<HarnessMessage> {
+  next(
+    predicate: (message: HarnessMessage) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<HarnessMessage> {
     const seen = this.messages.find(predicate);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
@@ -147,12 +155,14 @@ export class HarnessClient {
 
 /** The value of an ok result, or a thrown Error describing the failure. */
 export function valueOf(outcome: InvocationOutcome): unknown {
-  if (!outcome.result.ok) throw new Error(`invocation failed: ${JSON.stringify(outcome.result.error)}`);
+  if (!outcome.result.ok)
+    throw new Error(`invocation failed: ${JSON.stringify(outcome.result.error)}`);
   return outcome.result.value;
 }
 
 /** The error of a failed result, or a thrown Error when it succeeded. */
 export function errorOf(outcome: InvocationOutcome): WireError {
-  if (outcome.result.ok) throw new Error(`invocation succeeded with ${JSON.stringify(outcome.result.value)}`);
+  if (outcome.result.ok)
+    throw new Error(`invocation succeeded with ${JSON.stringify(outcome.result.value)}`);
   return outcome.result.error;
 }

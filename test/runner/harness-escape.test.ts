@@ -45,7 +45,10 @@ afterAll(async () => {
   expect(harness.faults).toEqual([]);
 });
 
-async function probe(body: string, options: Parameters<HarnessClient['invoke']>[1] = {}): Promise<string[]> {
+async function probe(
+  body: string,
+  options: Parameters<HarnessClient['invoke']>[1] = {},
+): Promise<string[]> {
   const outcome = await harness.invoke(`${PROBE}\n${body}\nreturn verdicts;`, options);
   const verdicts = valueOf(outcome) as string[];
   expect(verdicts.length).toBeGreaterThan(0);
@@ -56,7 +59,10 @@ function expectContained(verdicts: string[]): void {
   expect(verdicts.filter((verdict) => ESCAPED.test(verdict))).toEqual([]);
 }
 
-const httpOk: CallHandler = () => ({ ok: true, value: { status: 200, headers: { a: 'b' }, body: '{}' } });
+const httpOk: CallHandler = () => ({
+  ok: true,
+  value: { status: 200, headers: { a: 'b' }, body: '{}' },
+});
 
 describe('escape attempts', () => {
   it('the probe itself detects a host object (control)', async () => {
@@ -186,7 +192,8 @@ describe('escape attempts', () => {
   });
 
   it('a stack overflow while calling into the host', async () => {
-    const verdicts = await probe(`
+    const verdicts = await probe(
+      `
       let caught = [];
       function dive(n) { try { dive(n + 1); } catch (e) { if (caught.length < 5) caught.push(e); } console.log(''); }
       function diveHttp(n) { try { diveHttp(n + 1); } catch (e) { if (caught.length < 10) caught.push(e); } sdk.http({ url: 'x' }).catch(() => {}); }
@@ -233,7 +240,9 @@ describe('forged protocol lines', () => {
     );
     expect(valueOf(outcome)).toBe(`\n${forged}\n`);
     expect(outcome.logs.map((log) => log.text)).toEqual([`\n${forged}\n`, forged]);
-    const thrown = await harness.invoke('throw new Error("\\n" + params.forged)', { params: { forged } });
+    const thrown = await harness.invoke('throw new Error("\\n" + params.forged)', {
+      params: { forged },
+    });
     expect(thrown.result.ok).toBe(false);
     const after = harness.messages.slice(before);
     expect(after.filter((m) => 'invocation' in m && m.invocation === 'forged')).toEqual([]);

@@ -9,10 +9,19 @@ beforeAll(async () => {
   ({ harnessPath } = await buildHarness());
 });
 
-const start = (): Promise<HarnessClient> => HarnessClient.start(harnessPath, ['--experimental-vm-modules']);
+const start = (): Promise<HarnessClient> =>
+  HarnessClient.start(harnessPath, ['--experimental-vm-modules']);
 
 function invokeMessage(id: string, code: string): object {
-  return { type: 'invoke', invocation: id, code, params: {}, env: {}, timeoutMs: 5000, limits: DEFAULT_LIMITS };
+  return {
+    type: 'invoke',
+    invocation: id,
+    code,
+    params: {},
+    env: {},
+    timeoutMs: 5000,
+    limits: DEFAULT_LIMITS,
+  };
 }
 
 describe('cancel', () => {
@@ -20,7 +29,10 @@ describe('cancel', () => {
     const harness = await start();
     const id = randomUUID();
     harness.send(
-      invokeMessage(id, 'try { await sdk.http({ url: "https://slow.example" }) } catch (e) { console.log("after cancel", e.code); } setTimeout(() => console.log("timer"), 1); return "late";'),
+      invokeMessage(
+        id,
+        'try { await sdk.http({ url: "https://slow.example" }) } catch (e) { console.log("after cancel", e.code); } setTimeout(() => console.log("timer"), 1); return "late";',
+      ),
     );
     await harness.next((m) => m.type === 'call' && m.invocation === id);
     harness.send({ type: 'cancel', invocation: id });
@@ -32,14 +44,21 @@ describe('cancel', () => {
       error: { code: 'ERR_CANCELLED', message: 'the invocation was cancelled' },
     });
     // The reply crossing the cancel and a second cancel are ignored, not faults.
-    harness.send({ type: 'reply', invocation: id, call: 0, ok: true, value: { status: 200, headers: {}, body: '' } });
+    harness.send({
+      type: 'reply',
+      invocation: id,
+      call: 0,
+      ok: true,
+      value: { status: 200, headers: {}, body: '' },
+    });
     harness.send({ type: 'cancel', invocation: id });
     expect(valueOf(await harness.invoke('return "next"'))).toBe('next');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(harness.messages.filter((m) => m.type !== 'ready' && 'invocation' in m && m.invocation === id).map((m) => m.type)).toEqual([
-      'call',
-      'result',
-    ]);
+    expect(
+      harness.messages
+        .filter((m) => m.type !== 'ready' && 'invocation' in m && m.invocation === id)
+        .map((m) => m.type),
+    ).toEqual(['call', 'result']);
     await harness.close();
     expect(harness.faults).toEqual([]);
   });
@@ -48,9 +67,19 @@ describe('cancel', () => {
 describe('protocol faults exit with 70', () => {
   it.each([
     ['a line that is not JSON', (h: HarnessClient) => h.send('not json\n')],
-    ['a message of unknown shape', (h: HarnessClient) => h.send({ type: 'invoke', invocation: 'x' })],
-    ['a reply for an unknown invocation', (h: HarnessClient) => h.send({ type: 'reply', invocation: 'nobody', call: 0, ok: true, value: 1 })],
-    ['a cancel for an unknown invocation', (h: HarnessClient) => h.send({ type: 'cancel', invocation: 'nobody' })],
+    [
+      'a message of unknown shape',
+      (h: HarnessClient) => h.send({ type: 'invoke', invocation: 'x' }),
+    ],
+    [
+      'a reply for an unknown invocation',
+      (h: HarnessClient) =>
+        h.send({ type: 'reply', invocation: 'nobody', call: 0, ok: true, value: 1 }),
+    ],
+    [
+      'a cancel for an unknown invocation',
+      (h: HarnessClient) => h.send({ type: 'cancel', invocation: 'nobody' }),
+    ],
     [
       'an invoke while one runs',
       (h: HarnessClient) => {
@@ -75,7 +104,11 @@ describe('protocol faults exit with 70', () => {
 
   it('a syntax error is a result, not a fault, and the harness goes on', async () => {
     const harness = await start();
-    expect(errorOf(await harness.invoke('return )'))).toMatchObject({ code: 'ERR_TOOL_SYNTAX', line: 1, column: 8 });
+    expect(errorOf(await harness.invoke('return )'))).toMatchObject({
+      code: 'ERR_TOOL_SYNTAX',
+      line: 1,
+      column: 8,
+    });
     expect(valueOf(await harness.invoke('return 1'))).toBe(1);
     await harness.close();
     expect((await harness.exited).code).toBe(0);

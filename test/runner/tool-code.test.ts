@@ -4,7 +4,9 @@ import { checkToolSyntax, compileToolScript, wrapToolCode } from '../../src/tool
 
 describe('wrapToolCode', () => {
   it('makes the code the body of an async function of params, env, console, sdk', () => {
-    expect(wrapToolCode('return 1')).toBe('(async function (params, env, console, sdk) {\nreturn 1\n})');
+    expect(wrapToolCode('return 1')).toBe(
+      '(async function (params, env, console, sdk) {\nreturn 1\n})',
+    );
   });
 
   it('compiles so that runtime stack positions are those of the operator code', async () => {
@@ -22,7 +24,11 @@ describe('checkToolSyntax', () => {
   });
 
   it('reports an error on line 1 with its column', () => {
-    expect(checkToolSyntax('retur 1')).toEqual({ message: 'Unexpected number', line: 1, column: 7 });
+    expect(checkToolSyntax('retur 1')).toEqual({
+      message: 'Unexpected number',
+      line: 1,
+      column: 7,
+    });
   });
 
   it('reports an error on a middle line, counting indentation', () => {
@@ -63,7 +69,10 @@ describe('checkToolSyntax', () => {
   });
 
   it('reports an unterminated template literal', () => {
-    expect(checkToolSyntax('return `abc')).toMatchObject({ message: 'Unexpected end of input', line: 1 });
+    expect(checkToolSyntax('return `abc')).toMatchObject({
+      message: 'Unexpected end of input',
+      line: 1,
+    });
   });
 
   it('refuses code that closes its function body and opens another', () => {

@@ -1,8 +1,7 @@
 /**
- * Figures the benchmark page quotes: create+attach+start time of a runner
- * container and the raw echo round trip over the attach stream. Bounds are
- * loose (a shared CI machine), but a broken stream — Nagle-style batching, a
- * lost or reordered line — fails.
+ * The attach stream carries lines intact and in order, one at a time (a lost,
+ * batched or reordered line fails), and the figures it takes are printed for
+ * the record. Speed is not asserted here: `npm run bench` measures it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
@@ -38,7 +37,7 @@ describe('DockerSandbox figures', () => {
     console.log(
       `[figures] create+attach+start: median ${percentile(timings, 0.5).toFixed(0)} ms, max ${timings.at(-1)?.toFixed(0)} ms`,
     );
-    expect(percentile(timings, 0.5)).toBeLessThan(5_000);
+    expect(timings).toHaveLength(5);
   });
 
   it(`echoes ${ROUND_TRIPS} lines one at a time over the attach stream`, async () => {
@@ -75,6 +74,5 @@ describe('DockerSandbox figures', () => {
     console.log(
       `[figures] raw echo round trip over attach: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms (n=${ROUND_TRIPS})`,
     );
-    expect(p50).toBeLessThan(10);
   });
 });

@@ -6,7 +6,7 @@
 import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
-import type { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
+import { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
 import { dockerManager, hooks, runnerImage, runtime, uniquePlaneName } from './docker-helpers.js';
 
 const docker = new Dockerode();
@@ -159,6 +159,28 @@ describe('SandboxManager on Docker', () => {
     });
   });
 
+  it('enforces the result size limit and reports syntax errors with their position', async () => {
+    const sandbox = manager();
+    const big = await sandbox.invoke(
+      runtime('pools/result', 'return "x".repeat(5000);', {
+        limits: { maxResultBytes: 1000 } as never,
+      }),
+      hooks(),
+    );
+    expect(big.error?.code).toBe('ERR_RESULT_TOO_LARGE');
+    const broken = await sandbox.invoke(
+      runtime('pools/result', 'const a = 1;\nreturn a +;'),
+      hooks(),
+    );
+    expect(broken.error).toMatchObject({ code: 'ERR_TOOL_SYNTAX', line: 2 });
+    const thrown = await sandbox.invoke(
+      runtime('pools/result', 'throw new Error("no such user");'),
+      hooks(),
+    );
+    expect(thrown.error).toMatchObject({ code: 'ERR_TOOL_ERROR', message: 'no such user' });
+    expect((await sandbox.invoke(runtime('pools/result', 'return null;'), hooks())).ok).toBe(true);
+  });
+
   it('brokers sdk.http through onCall and passes env and params', async () => {
     const sandbox = manager();
     const seen: unknown[] = [];
@@ -232,5 +254,43 @@ describe('SandboxManager on Docker', () => {
     expect(remaining.map((container) => container.Id)).not.toContain(left[0]?.id);
     expect(remaining.map((container) => container.Id)).not.toContain(left[1]?.id);
     await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);
+  });
+
+  it('a tool adopts a warm generic container, and the generic pool refills', async () => {
+    const sandbox = manager({ generic: { size: 1 } });
+    await sandbox.start();
+    await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);
+    const outcome = await sandbox.invoke(runtime('pools/adopter', 'return 7;'), hooks());
+    expect(outcome.value).toBe(7);
+    expect(outcome.queueMs).toBeLessThan(100); // no cold start
+    const adopter = sandbox.stats().find((pool) => pool.poolKey === 'pools/adopter');
+    expect(adopter).toMatchObject({ started: 0, total: 1 });
+    await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);
+    const other = await sandbox.invoke(runtime('pools/other', 'return 8;'), hooks());
+    expect(other.instanceId).not.toBe(outcome.instanceId);
+  });
+
+  it('fails fast with ERR_SANDBOX_UNAVAILABLE when the engine cannot be reached', async () => {
+    const unreachable = new DockerSandbox({
+      image,
+      planeName: uniquePlaneName('down'),
+      docker: new Dockerode({ socketPath: '/nonexistent/docker.sock' }),
+    });
+    const sandbox = new SandboxManager({
+      driver: unreachable,
+      defaults: { minWarm: 0, maxSize: 1, limits: runtime('x', '').limits },
+      generic: { size: 1 },
+      caps: { maxSizePerPool: 2, maxTotal: 2 },
+    });
+    closers.push(() => sandbox.close());
+    await sandbox.start();
+    const started = Date.now();
+    const outcome = await sandbox.invoke(runtime('pools/down', 'return 1;'), hooks());
+    expect(outcome.error).toMatchObject({
+      code: 'ERR_SANDBOX_UNAVAILABLE',
+      message: /^sandbox unavailable/,
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(sandbox.healthy).toBe(false);
   });
 });

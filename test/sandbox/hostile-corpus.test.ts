@@ -95,6 +95,8 @@ describe('hostile tool corpus', () => {
       hooks({ n: 41 }),
     );
     expect(next).toMatchObject({ ok: true, value: 42 });
+    // Nothing the attack left running (timers, forged lines) is attributed to the next call.
+    expect(next.logs).toEqual([]);
   });
 
   it('no globals leak from one invocation to the next in the same container', async () => {

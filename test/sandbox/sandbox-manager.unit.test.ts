@@ -159,6 +159,21 @@ describe('SandboxManager with a fake driver', () => {
     },
   );
 
+  it('an idle container that dies or breaks the protocol is retired and replaced', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver);
+    sandbox.configurePool('srv/tool', { minWarm: 2, maxSize: 2 });
+    await sandbox.invoke(tool('value:1'), hooks);
+    await expect.poll(() => poolStats(sandbox).warm).toBe(2);
+    const [first, second] = driver.live();
+    first?.exit({ exitCode: 1 });
+    second?.emitRaw('{"type":"log","invocation":"x","level":"log","text":"stray"}\n');
+    await expect.poll(() => poolStats(sandbox).retired).toEqual({ exited: 2 });
+    await expect.poll(() => poolStats(sandbox).warm).toBe(2);
+    expect(poolStats(sandbox).lastError).toMatch(/protocol|exited/);
+    expect((await sandbox.invoke(tool('value:2'), hooks)).value).toBe(2);
+  });
+
   it('cancellation while running or queued gives ERR_CANCELLED', async () => {
     const driver = new FakeDriver();
     const sandbox = manager(driver, { defaults: { minWarm: 0, maxSize: 1, limits } });
@@ -254,6 +269,20 @@ describe('SandboxManager with a fake driver', () => {
       minWarm: 0,
       maxSize: 8,
     });
+  });
+
+  it('refuses invalid limits as ERR_VALIDATION before touching a container', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver);
+    const outcome = await sandbox.invoke(
+      tool('value:1', { limits: { ...limits, timeoutMs: 0 } }),
+      hooks,
+    );
+    expect(outcome.error).toEqual({
+      code: 'ERR_VALIDATION',
+      message: 'invalid limits for srv/tool: timeoutMs: Too small: expected number to be >0',
+    });
+    expect(driver.instances).toHaveLength(0);
   });
 
   it('misuse of the constructor is a TypeError', () => {

@@ -1,7 +1,7 @@
 /**
- * Figures worth knowing, printed and bounded loosely: how long the embedded
- * store takes to open (fresh and existing database) and how long a cached
- * tool lookup takes on the hot path.
+ * A reopened store serves every cached tool, and the figures worth knowing are
+ * printed: how long the embedded store takes to open (fresh and existing) and
+ * a cached tool lookup on the hot path. Speed is not asserted in tests.
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ describe('store performance (SQLite)', () => {
   const target = sqliteTarget();
   afterAll(() => target.teardown());
 
-  it('opens quickly and serves cached reads in microseconds at most', async () => {
+  it('reopens and serves every tool from the cache', async () => {
     let started = performance.now();
     const fresh = await target.open();
     const freshOpenMs = performance.now() - started;
@@ -46,8 +46,6 @@ describe('store performance (SQLite)', () => {
         `cache start (20 servers × 10 tools + secrets) ${cacheStartMs.toFixed(1)} ms; ` +
         `cached tool lookup ${lookupNs.toFixed(0)} ns`,
     );
-    expect(reopenMs).toBeLessThan(2000);
-    expect(lookupNs).toBeLessThan(5000);
     cache.stop();
     await store.close();
   });

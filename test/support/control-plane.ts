@@ -41,7 +41,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startTestControlPlane(env: Record<string, string> = {}): Promise<TestControlPlane> {
+export async function startTestControlPlane(
+  env: Record<string, string> = {},
+): Promise<TestControlPlane> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'mcphost-test-'));
   const port = await freePort();
   const image = process.env.MCPHOST_TEST_RUNNER_IMAGE;
@@ -80,8 +82,12 @@ export async function startTestControlPlane(env: Record<string, string> = {}): P
     admin: async (method, path, body) => {
       const response = await loopbackFetch(`${adminUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        headers: {
+          authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body:
+          body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };

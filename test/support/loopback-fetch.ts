@@ -15,5 +15,11 @@ const loopbackAgent = new Agent({
 });
 
 /** fetch that resolves every host name to 127.0.0.1. */
-export const loopbackFetch: typeof fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-  undiciFetch(input as never, { ...(init as object), dispatcher: loopbackAgent } as never)) as unknown as typeof fetch;
+export const loopbackFetch: typeof fetch = ((
+  input: Parameters<typeof fetch>[0],
+  init?: RequestInit,
+) =>
+  undiciFetch(
+    input as never,
+    { ...(init as object), dispatcher: loopbackAgent } as never,
+  )) as unknown as typeof fetch;

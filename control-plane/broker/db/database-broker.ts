@@ -128,6 +128,7 @@ export class DatabaseBroker {
       policy: this.policy,
       lookup: this.lookup,
       timeoutMs: this.limits.connectTimeoutMs,
+      timeoutCode: 'ERR_DB_FAILED',
       failureCode: 'ERR_DB_FAILED',
       purpose: 'database connection',
     });

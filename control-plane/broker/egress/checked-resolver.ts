@@ -27,8 +27,10 @@ export interface CheckedResolveOptions {
   lookup: HostLookup;
   /** Gives up resolving after this many milliseconds (reported with `failureCode`). */
   timeoutMs: number;
-  /** Error code used when the name does not resolve or resolving times out. */
+  /** Error code used when the name does not resolve. */
   failureCode: 'ERR_HTTP_FAILED' | 'ERR_DB_FAILED';
+  /** Error code used when resolving takes longer than `timeoutMs`. */
+  timeoutCode: 'ERR_HTTP_TIMEOUT' | 'ERR_DB_FAILED';
   /** What the caller is doing, for messages ("HTTP request", "database connection"). */
   purpose: string;
 }
@@ -52,15 +54,12 @@ export async function resolveCheckedAddress(
   const name = host.trim().replace(/^\[|\]$/g, '');
   const answers = await withTimeout(options.lookup(name), options.timeoutMs).catch(
     (error: unknown) => {
-      const why =
-        error instanceof TimeoutError ? `timed out after ${options.timeoutMs} ms` : describe(error);
-      throw new McphostError(
-        options.failureCode,
-        `${options.purpose} to ${name} failed: cannot resolve ${name} (${why})`,
-        {
-          cause: error,
-        },
-      );
+      if (error instanceof TimeoutError) {
+        const message = `${options.purpose} to ${name} timed out after ${options.timeoutMs} ms resolving ${name}`;
+        throw new McphostError(options.timeoutCode, message);
+      }
+      const message = `${options.purpose} to ${name} failed: cannot resolve ${name} (${describe(error)})`;
+      throw new McphostError(options.failureCode, message, { cause: error });
     },
   );
   if (answers.length === 0) {

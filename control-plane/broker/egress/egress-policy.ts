@@ -116,6 +116,11 @@ export class EgressPolicy {
     return new EgressPolicy(networks, hosts);
   }
 
+  /** Builds the policy from the raw EGRESS_ALLOW value (comma- or space-separated; unset → public only). */
+  static fromEnvValue(value: string | undefined): EgressPolicy {
+    return EgressPolicy.fromAllowList((value ?? '').split(/[\s,]+/));
+  }
+
   /** A policy that allows public addresses only. */
   static publicOnly(): EgressPolicy {
     return new EgressPolicy([], []);

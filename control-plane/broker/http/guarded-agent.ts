@@ -27,6 +27,7 @@ export function createGuardedAgent(options: GuardedAgentOptions): Agent {
       policy: options.policy,
       lookup: options.lookup,
       timeoutMs: options.connectTimeoutMs,
+      timeoutCode: 'ERR_HTTP_TIMEOUT',
       failureCode: 'ERR_HTTP_FAILED',
       purpose: 'HTTP request',
     }).then(

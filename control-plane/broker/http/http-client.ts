@@ -71,7 +71,7 @@ export async function performHttpRequest(
       if (redirects >= limits.maxRedirects) {
         throw new McphostError(
           'ERR_HTTP_TOO_MANY_REDIRECTS',
-          `HTTP request to ${args.url} was redirected more than ${limits.maxRedirects} times`,
+          `HTTP request to ${hop.url.host} was redirected more than ${limits.maxRedirects} times`,
         );
       }
       hop = nextHop(hop, response.statusCode, location);

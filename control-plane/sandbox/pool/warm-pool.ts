@@ -146,7 +146,7 @@ export class WarmPool {
     if (signal?.aborted)
       return Promise.reject(new McphostError('ERR_CANCELLED', 'the invocation was cancelled'));
     this.#dormant = false;
-    const idle = this.#newestIdle();
+    const idle = this.#longestIdle();
     if (idle) {
       idle.transition('leased');
       return Promise.resolve(idle);
@@ -265,9 +265,9 @@ export class WarmPool {
     this.#grow();
   }
 
-  /** Hands over the newest idle container for another pool to adopt (generic pool only). */
+  /** Hands over an idle container for another pool to adopt (generic pool only). */
   donate(): PooledInstance | undefined {
-    const idle = this.#newestIdle();
+    const idle = this.#longestIdle();
     if (!idle) return undefined;
     this.#instances.delete(idle);
     queueMicrotask(() => this.refill());
@@ -392,7 +392,7 @@ export class WarmPool {
 
   #serveWaiters(): void {
     while (this.#queue.length > 0) {
-      const idle = this.#newestIdle();
+      const idle = this.#longestIdle();
       if (!idle) return;
       idle.transition('leased');
       if (!this.#queue.serve(idle)) idle.transition('idle');
@@ -409,13 +409,17 @@ export class WarmPool {
     this.#context.onSlotFreed();
   }
 
-  #newestIdle(): PooledInstance | undefined {
-    let newest: PooledInstance | undefined;
+  /**
+   * The container idle the longest: leasing round-robin gives each harness the
+   * most time to prepare its next fresh context before it is needed again.
+   */
+  #longestIdle(): PooledInstance | undefined {
+    let longest: PooledInstance | undefined;
     for (const instance of this.#instances) {
       if (instance.state !== 'idle' || !instance.connection?.usable) continue;
-      if (!newest || instance.idleSince >= newest.idleSince) newest = instance;
+      if (!longest || instance.idleSince < longest.idleSince) longest = instance;
     }
-    return newest;
+    return longest;
   }
 
   #idleOldestFirst(): PooledInstance[] {

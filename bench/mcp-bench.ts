@@ -1,0 +1,327 @@
+/**
+ * MCP benchmark: `tools/call` over HTTP through a running control plane,
+ * against a floor measured in the same run with the same HTTP client:
+ *   floor = raw loopback HTTP round trip to a trivial server
+ *         + raw Docker stdio round trip (echo over the same attach).
+ * Also the first call of a tool that only the generic pool has warm, and
+ * throughput with 32 concurrent MCP clients against the trivial server's
+ * throughput under the same 32 concurrent loops.
+ *
+ * Targets: warm p50 ≤ 2× floor; throughput ≥ 0.5× trivial; p99 ≤ 50 ms; 0 errors.
+ * Every loop is bounded. Runnable alone: `npx tsx bench/mcp-bench.ts`.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js';
+import { buildRawBaselineCommand } from '../control-plane/sandbox/image/harness-command.js';
+import { ensureRunnerImage } from '../control-plane/sandbox/image/ensure-runner-image.js';
+import { startTestControlPlane, type TestControlPlane } from '../test/support/control-plane.js';
+import { percentile } from './stats.js';
+
+export interface McpBenchFigures {
+  warm: {
+    p50Ms: number;
+    p99Ms: number;
+    floorP50Ms: number;
+    httpP50Ms: number;
+    stdioP50Ms: number;
+    ratioP50: number;
+  };
+  firstCall: { samples: number; p50Ms: number };
+  throughput: {
+    clients: number;
+    calls: number;
+    errors: number;
+    perSecond: number;
+    trivialPerSecond: number;
+    ratio: number;
+    p50Ms: number;
+    p99Ms: number;
+  };
+}
+
+const WARM_SAMPLES = 1000;
+const WARM_UP = 100;
+const FIRST_CALL_SAMPLES = 5;
+const CLIENTS = 32;
+const CALLS_PER_CLIENT = 60;
+
+// One client for everything measured here, so only the server side differs.
+const agent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
+
+async function timed(
+  work: () => Promise<void>,
+  samples: number,
+  warmUp: number,
+): Promise<number[]> {
+  for (let i = 0; i < warmUp; i++) await work();
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const start = performance.now();
+    await work();
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+/** A trivial JSON server on loopback: the HTTP part of the floor. */
+async function startTrivialServer(): Promise<{ url: string; server: Server }> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { ok: true } });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
+}
+
+/** An MCP session opened with raw requests (what every MCP client does first). */
+class RawMcpSession {
+  #id = '';
+  #next = 1;
+  constructor(
+    private readonly url: string,
+    private readonly host: string,
+  ) {}
+
+  async #post(body: object): Promise<{ status: number; text: string; session?: string }> {
+    const response = await request(this.url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: {
+        host: this.host,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+        ...(this.#id ? { 'mcp-session-id': this.#id } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    const session = response.headers['mcp-session-id'];
+    return {
+      status: response.statusCode,
+      text,
+      session: typeof session === 'string' ? session : undefined,
+    };
+  }
+
+  async open(): Promise<void> {
+    const init = await this.#post({
+      jsonrpc: '2.0',
+      id: this.#next++,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    });
+    if (init.status !== 200 || !init.session)
+      throw new Error(`initialize failed: ${init.status} ${init.text}`);
+    this.#id = init.session;
+    await this.#post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  /** One tools/call; throws unless the tool answered without error. */
+  async call(name: string): Promise<void> {
+    const answer = await this.#post({
+      jsonrpc: '2.0',
+      id: this.#next++,
+      method: 'tools/call',
+      params: { name, arguments: {} },
+    });
+    if (
+      answer.status !== 200 ||
+      !answer.text.includes('"result"') ||
+      answer.text.includes('"isError":true')
+    ) {
+      throw new Error(`tools/call failed: ${answer.status} ${answer.text.slice(0, 200)}`);
+    }
+  }
+}
+
+async function rawStdioRoundTrips(image: string, samples: number): Promise<number[]> {
+  const driver = new DockerSandbox({ image, planeName: `bench-floor-${process.pid}` });
+  const instance = await driver.start({
+    labels: {},
+    memoryMb: 128,
+    cpus: 0.5,
+    pids: 64,
+    command: buildRawBaselineCommand(),
+  });
+  let pending: (() => void) | undefined;
+  instance.onStdout(() => pending?.());
+  const roundTrip = () =>
+    new Promise<void>((resolve) => {
+      pending = resolve;
+      instance.write('{"type":"ping"}\n');
+    });
+  try {
+    return await timed(roundTrip, samples, WARM_UP);
+  } finally {
+    await driver.close();
+  }
+}
+
+async function saveTool(plane: TestControlPlane, name: string): Promise<void> {
+  const saved = await plane.admin('PUT', `/api/servers/bench/tools/${name}`, {
+    description: 'bench',
+    code: 'return 1;',
+  });
+  if (saved.status >= 300) throw new Error(`saving ${name}: ${JSON.stringify(saved.body)}`);
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('condition not met in time');
+}
+
+/** Runs the MCP benchmark, reporting one line per figure. */
+export async function runMcpBench(report: (line: string) => void): Promise<McpBenchFigures> {
+  const image =
+    process.env.MCPHOST_BENCH_RUNNER_IMAGE ??
+    process.env.MCPHOST_TEST_RUNNER_IMAGE ??
+    (await ensureRunnerImage());
+  const plane = await startTestControlPlane({
+    RUNNER_IMAGE: image,
+    GENERIC_POOL_SIZE: '2',
+    POOL_MIN_WARM: '1',
+    POOL_MAX_SIZE: '8',
+    POOL_MAX_INVOCATIONS_PER_CONTAINER: '1000000',
+    POOL_QUEUE_TIMEOUT_MS: '60000',
+  });
+  const trivial = await startTrivialServer();
+  try {
+    await plane.admin('POST', '/api/servers', { subdomain: 'bench' });
+    await saveTool(plane, 'trivial');
+    const url = `http://127.0.0.1:${plane.port}/mcp`;
+    const host = `bench.localhost:${plane.port}`;
+    const session = new RawMcpSession(url, host);
+    await session.open();
+
+    const http = await timed(
+      async () =>
+        void (await (
+          await request(trivial.url, { method: 'POST', dispatcher: agent, body: '{}' })
+        ).body.text()),
+      WARM_SAMPLES,
+      WARM_UP,
+    );
+    const stdio = await rawStdioRoundTrips(image, WARM_SAMPLES);
+    const warm = await timed(() => session.call('trivial'), WARM_SAMPLES, WARM_UP);
+    const floorP50 = percentile(http, 50) + percentile(stdio, 50);
+    const warmFigures = {
+      p50Ms: percentile(warm, 50),
+      p99Ms: percentile(warm, 99),
+      floorP50Ms: floorP50,
+      httpP50Ms: percentile(http, 50),
+      stdioP50Ms: percentile(stdio, 50),
+      ratioP50: percentile(warm, 50) / floorP50,
+    };
+    report(
+      `warm tools/call  p50 ${warmFigures.p50Ms.toFixed(3)} ms  p99 ${warmFigures.p99Ms.toFixed(3)} ms  | floor p50 ${floorP50.toFixed(3)} ms (HTTP ${warmFigures.httpP50Ms.toFixed(3)} + stdio ${warmFigures.stdioP50Ms.toFixed(3)})  ratio ${warmFigures.ratioP50.toFixed(2)}× (target ≤ 2×)`,
+    );
+
+    // First call of a tool nobody called yet: only the generic pool is warm.
+    const firstCalls: number[] = [];
+    for (let i = 0; i < FIRST_CALL_SAMPLES; i++) {
+      await waitFor(async () => {
+        const pools = (await plane.admin('GET', '/api/pools')).body.pools as {
+          generic?: boolean;
+          warm: number;
+        }[];
+        return (pools.find((p) => p.generic)?.warm ?? 0) >= 2;
+      }, 30_000);
+      const name = `fresh_${i}`;
+      await saveTool(plane, name);
+      const start = performance.now();
+      await session.call(name);
+      firstCalls.push(performance.now() - start);
+    }
+    const firstCall = { samples: firstCalls.length, p50Ms: percentile(firstCalls, 50) };
+    report(
+      `first call (generic pool warm)  p50 ${firstCall.p50Ms.toFixed(2)} ms over ${firstCall.samples} tools`,
+    );
+
+    // Throughput: 32 clients, each its own session, against 32 loops on the trivial server.
+    await plane.admin('PUT', '/api/pools/bench/trivial', { minWarm: 2, maxSize: 8 });
+    const sessions = await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        const s = new RawMcpSession(url, host);
+        await s.open();
+        return s;
+      }),
+    );
+    const latencies: number[] = [];
+    let errors = 0;
+    const started = performance.now();
+    await Promise.all(
+      sessions.map(async (s) => {
+        for (let i = 0; i < CALLS_PER_CLIENT; i++) {
+          const t = performance.now();
+          try {
+            await s.call('trivial');
+            latencies.push(performance.now() - t);
+          } catch {
+            errors++;
+          }
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const trivialStarted = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let i = 0; i < CALLS_PER_CLIENT * 4; i++) {
+          await (
+            await request(trivial.url, { method: 'POST', dispatcher: agent, body: '{}' })
+          ).body.text();
+        }
+      }),
+    );
+    const trivialPerSecond =
+      (CLIENTS * CALLS_PER_CLIENT * 4) / ((performance.now() - trivialStarted) / 1000);
+    const calls = CLIENTS * CALLS_PER_CLIENT;
+    const throughput = {
+      clients: CLIENTS,
+      calls,
+      errors,
+      perSecond: (calls - errors) / seconds,
+      trivialPerSecond,
+      ratio: (calls - errors) / seconds / trivialPerSecond,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+    };
+    report(
+      `throughput ${CLIENTS} clients  ${throughput.perSecond.toFixed(0)} calls/s vs trivial ${trivialPerSecond.toFixed(0)} req/s  ratio ${throughput.ratio.toFixed(2)} (target ≥ 0.5)  p50 ${throughput.p50Ms.toFixed(2)} ms  p99 ${throughput.p99Ms.toFixed(2)} ms (target ≤ 50)  errors ${errors}/${calls}`,
+    );
+    return { warm: warmFigures, firstCall, throughput };
+  } finally {
+    await new Promise<void>((resolve) => trivial.server.close(() => resolve()));
+    await plane.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  runMcpBench((line) => console.log(line)).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

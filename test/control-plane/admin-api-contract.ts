@@ -1,0 +1,290 @@
+/**
+ * The admin REST API, path by path, against a running control plane — run
+ * once on the embedded store and once on PostgreSQL (DATABASE_URL).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopbackFetch } from '../support/loopback-fetch.js';
+import {
+  startTestControlPlane,
+  TEST_ADMIN_TOKEN,
+  type TestControlPlane,
+} from '../support/control-plane.js';
+
+const TOOL = {
+  description: 'Adds two numbers.',
+  parameters: [
+    { name: 'a', type: 'number', required: true, description: 'first' },
+    { name: 'b', type: 'number', required: false },
+  ],
+  secrets: ['API_KEY'],
+  code: "console.log('adding'); return params.a + (params.b ?? 0);",
+};
+
+export function describeAdminApi(
+  label: string,
+  environment: () => Promise<{ env: Record<string, string>; teardown(): Promise<void> }>,
+): void {
+  describe(`admin API (${label})`, () => {
+    let plane: TestControlPlane;
+    let teardown: () => Promise<void> = async () => undefined;
+
+    beforeAll(async () => {
+      const prepared = await environment();
+      teardown = prepared.teardown;
+      plane = await startTestControlPlane({
+        GENERIC_POOL_SIZE: '0',
+        POOL_MIN_WARM: '0',
+        ...prepared.env,
+      });
+    }, 180_000);
+
+    afterAll(async () => {
+      await plane?.close();
+      await teardown();
+    });
+
+    it('refuses requests without the admin token, or with a wrong one', async () => {
+      const none = await loopbackFetch(`${plane.adminUrl}/api/servers`);
+      expect(none.status).toBe(401);
+      expect(await none.json()).toEqual({
+        error: {
+          code: 'ERR_UNAUTHORIZED',
+          message: expect.stringContaining('admin token required'),
+        },
+      });
+      const wrong = await loopbackFetch(`${plane.adminUrl}/api/servers`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` },
+      });
+      expect(wrong.status).toBe(401);
+      expect((await loopbackFetch(`${plane.adminUrl}/healthz`)).status).toBe(200);
+    });
+
+    it('creates, lists, reads and validates servers', async () => {
+      const created = await plane.admin('POST', '/api/servers', {
+        subdomain: 'alpha',
+        name: 'Alpha',
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({
+        subdomain: 'alpha',
+        name: 'Alpha',
+        address: `http://alpha.localhost:${plane.port}`,
+        mcpUrl: `http://alpha.localhost:${plane.port}/mcp`,
+        securityMode: 'none',
+        active: true,
+        toolCount: 0,
+      });
+      expect(
+        (await plane.admin('POST', '/api/servers', { subdomain: 'alpha' })).body.error.code,
+      ).toBe('ERR_CONFLICT');
+      for (const subdomain of ['Upper', '-dash', 'dash-', 'a'.repeat(64), 'dot.ted', '']) {
+        const bad = await plane.admin('POST', '/api/servers', { subdomain });
+        expect(bad.status, subdomain).toBe(400);
+        expect(bad.body.error.code).toBe('ERR_VALIDATION');
+        expect(bad.body.error.details[0].path).toBe('subdomain');
+      }
+      expect(
+        (await plane.admin('POST', '/api/servers', { subdomain: 'ok', extra: 1 })).status,
+      ).toBe(400);
+      expect((await plane.admin('POST', '/api/servers', '{broken')).body.error).toMatchObject({
+        code: 'ERR_VALIDATION',
+        message: expect.stringContaining('not valid JSON'),
+      });
+      const list = await plane.admin('GET', '/api/servers');
+      expect(list.body.servers.map((s: { subdomain: string }) => s.subdomain)).toContain('alpha');
+      expect((await plane.admin('GET', '/api/servers/alpha')).body.name).toBe('Alpha');
+      expect((await plane.admin('GET', '/api/servers/missing')).status).toBe(404);
+      expect((await plane.admin('PATCH', '/api/servers/alpha/settings', {})).status).toBe(400);
+      expect(
+        (await plane.admin('PATCH', '/api/servers/alpha/settings', { securityMode: 'maybe' }))
+          .status,
+      ).toBe(400);
+      expect((await plane.admin('DELETE', '/api/servers')).status).toBe(405);
+    });
+
+    it('saves tools with versions, refuses syntax errors with their position and changes nothing', async () => {
+      const saved = await plane.admin('PUT', '/api/servers/alpha/tools/add', TOOL);
+      expect(saved.status).toBe(201);
+      expect(saved.body).toMatchObject({
+        name: 'add',
+        version: 1,
+        description: 'Adds two numbers.',
+        secrets: ['API_KEY'],
+      });
+      const broken = await plane.admin('PUT', '/api/servers/alpha/tools/add', {
+        ...TOOL,
+        code: 'const x = 1;\nreturn x +;',
+      });
+      expect(broken.status).toBe(422);
+      expect(broken.body.error).toMatchObject({
+        code: 'ERR_TOOL_SYNTAX',
+        details: { line: 2, column: expect.any(Number) },
+      });
+      expect(broken.body.error.message).toMatch(/^syntax error at line 2, column \d+: /);
+      expect((await plane.admin('GET', '/api/servers/alpha/tools/add')).body).toMatchObject({
+        version: 1,
+        code: TOOL.code,
+      });
+
+      const invalid: [object, string][] = [
+        [
+          { ...TOOL, parameters: [{ name: '1x', type: 'string', required: true }] },
+          'parameters.0.name',
+        ],
+        [
+          { ...TOOL, parameters: [{ name: 'x', type: 'date', required: true }] },
+          'parameters.0.type',
+        ],
+        [{ ...TOOL, secrets: ['lower'] }, 'secrets.0'],
+        [{ ...TOOL, limits: { timeoutMs: -1 } }, 'limits.timeoutMs'],
+        [{ description: 'no code' }, 'code'],
+      ];
+      for (const [body, path] of invalid) {
+        const response = await plane.admin('PUT', '/api/servers/alpha/tools/add', body);
+        expect(response.status, path).toBe(400);
+        expect(
+          response.body.error.details.map((d: { path: string }) => d.path),
+          path,
+        ).toContain(path);
+      }
+      expect((await plane.admin('PUT', '/api/servers/alpha/tools/bad name!', TOOL)).status).toBe(
+        400,
+      );
+      expect((await plane.admin('PUT', '/api/servers/missing/tools/add', TOOL)).status).toBe(404);
+
+      const second = await plane.admin('PUT', '/api/servers/alpha/tools/add', {
+        ...TOOL,
+        code: 'return params.a * 2;',
+      });
+      expect(second.status).toBe(200);
+      expect(second.body.version).toBe(2);
+      const versions = await plane.admin('GET', '/api/servers/alpha/tools/add/versions');
+      expect(versions.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+      const rolled = await plane.admin('POST', '/api/servers/alpha/tools/add/rollback', {
+        version: 1,
+      });
+      expect(rolled.body).toMatchObject({ version: 3, code: TOOL.code });
+      expect((await plane.admin('GET', '/api/servers/alpha/tools')).body.tools).toHaveLength(1);
+    });
+
+    it('keeps secrets write-only', async () => {
+      const put = await plane.admin('PUT', '/api/servers/alpha/secrets/API_KEY', {
+        value: 'super-secret-value-123',
+      });
+      expect(put.status).toBe(200);
+      expect(put.body).toEqual({ name: 'API_KEY', updatedAt: expect.any(String) });
+      expect(
+        (await plane.admin('PUT', '/api/servers/alpha/secrets/lower', { value: 'x' })).status,
+      ).toBe(400);
+      expect(
+        (await plane.admin('PUT', '/api/servers/alpha/secrets/EMPTY', { value: '' })).status,
+      ).toBe(400);
+      const everything = JSON.stringify([
+        await plane.admin('GET', '/api/servers/alpha/secrets'),
+        await plane.admin('GET', '/api/servers/alpha'),
+        await plane.admin('GET', '/api/servers/alpha/tools'),
+        await plane.admin('GET', '/api/servers'),
+      ]);
+      expect(everything).toContain('API_KEY');
+      expect(everything).not.toContain('super-secret-value-123');
+    });
+
+    it('runs a tool as a client would, and logs the invocation', async () => {
+      const run = await plane.admin('POST', '/api/servers/alpha/tools/add/invoke', {
+        params: { a: 2, b: 3 },
+      });
+      expect(run.status).toBe(200);
+      expect(run.body).toMatchObject({
+        ok: true,
+        result: 5,
+        logs: [{ level: 'log', text: 'adding' }],
+        durationMs: expect.any(Number),
+        version: 3,
+      });
+      const wrong = await plane.admin('POST', '/api/servers/alpha/tools/add/invoke', {
+        params: { a: 'two' },
+      });
+      expect(wrong.body).toMatchObject({
+        ok: false,
+        error: {
+          code: 'ERR_INVALID_ARGUMENT',
+          message: 'parameter "a" must be of type number, got string',
+        },
+      });
+      expect((await plane.admin('POST', '/api/servers/alpha/tools/nope/invoke', {})).status).toBe(
+        404,
+      );
+      const log = await plane.admin('GET', '/api/invocations?server=alpha&tool=add&limit=5');
+      expect(log.body.invocations[0]).toMatchObject({
+        server: 'alpha',
+        tool: 'add',
+        version: 3,
+        caller: { kind: 'admin' },
+      });
+      expect((await plane.admin('GET', '/api/invocations?limit=0')).status).toBe(400);
+    });
+
+    it('shows and resizes pools within the caps', async () => {
+      const resized = await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 1, maxSize: 3 });
+      expect(resized.status).toBe(200);
+      expect(
+        (await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 4, maxSize: 3 })).status,
+      ).toBe(400);
+      expect(
+        (await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 0, maxSize: 1000 })).body.error
+          .message,
+      ).toMatch(/cap/);
+      expect(
+        (await plane.admin('PUT', '/api/pools/alpha/nope', { minWarm: 0, maxSize: 1 })).status,
+      ).toBe(404);
+      const pools = await plane.admin('GET', '/api/pools');
+      expect(
+        pools.body.pools.find((p: { poolKey: string }) => p.poolKey === 'alpha/add'),
+      ).toMatchObject({ minWarm: 1, maxSize: 3 });
+      expect((await plane.admin('POST', '/api/pools/alpha/add/drain')).status).toBe(200);
+    });
+
+    it('describes itself in OpenAPI', async () => {
+      const response = await loopbackFetch(`${plane.adminUrl}/api/openapi.json`);
+      const document = await response.json();
+      expect(document.openapi).toBe('3.1.0');
+      expect(Object.keys(document.paths)).toContain('/api/servers/{sub}/tools/{name}');
+      expect(
+        document.paths['/api/servers/{sub}/tools/{name}'].put.requestBody.content[
+          'application/json'
+        ].schema.properties.code,
+      ).toBeDefined();
+    });
+
+    it('keeps everything across a restart', async () => {
+      await plane.restart();
+      expect((await plane.admin('GET', '/api/servers/alpha')).body).toMatchObject({
+        name: 'Alpha',
+        toolCount: 1,
+      });
+      expect((await plane.admin('GET', '/api/servers/alpha/secrets')).body.secrets).toEqual([
+        { name: 'API_KEY', updatedAt: expect.any(String) },
+      ]);
+      const run = await plane.admin('POST', '/api/servers/alpha/tools/add/invoke', {
+        params: { a: 1 },
+      });
+      expect(run.body).toMatchObject({ ok: true, result: 1, version: 3 });
+      expect(
+        (await plane.admin('GET', '/api/pools')).body.pools.find(
+          (p: { poolKey: string }) => p.poolKey === 'alpha/add',
+        ),
+      ).toMatchObject({ maxSize: 3 });
+    });
+
+    it('deletes secrets, tools and servers', async () => {
+      expect((await plane.admin('DELETE', '/api/servers/alpha/secrets/API_KEY')).status).toBe(204);
+      expect((await plane.admin('DELETE', '/api/servers/alpha/secrets/API_KEY')).status).toBe(404);
+      expect((await plane.admin('DELETE', '/api/servers/alpha/tools/add')).status).toBe(204);
+      expect((await plane.admin('GET', '/api/servers/alpha/tools/add')).status).toBe(404);
+      expect((await plane.admin('DELETE', '/api/servers/alpha')).status).toBe(204);
+      expect((await plane.admin('GET', '/api/servers/alpha')).status).toBe(404);
+      const mcp = await loopbackFetch(plane.mcpUrl('alpha'), { method: 'POST', body: '{}' });
+      expect(mcp.status).toBe(404);
+    });
+  });
+}
