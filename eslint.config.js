@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'test-artifacts/'] },
+  // Hostile fixtures are tool bodies that misbehave on purpose, not project code.
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'data/',
+      'test-artifacts/',
+      'test/fixtures/hostile/',
+      '.probe/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

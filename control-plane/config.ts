@@ -117,6 +117,17 @@ export const CONFIG_TABLE = {
     nonNegativeInt,
     '30000',
   ),
+  metricsToken: entry(
+    'METRICS_TOKEN',
+    'bearer token that may read GET /metrics (besides the admin token); unset = admin token only',
+    z.string().min(16, 'must be at least 16 characters').optional(),
+  ),
+  shutdownGraceMs: entry(
+    'SHUTDOWN_GRACE_MS',
+    'on SIGTERM, how long running invocations may finish before containers are retired, in ms',
+    nonNegativeInt,
+    '10000',
+  ),
   logLevel: entry(
     'LOG_LEVEL',
     'fatal, error, warn, info, debug or trace',

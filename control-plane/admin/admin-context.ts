@@ -40,7 +40,6 @@ export interface AdminContext {
   flushInvocationLog(): Promise<void>;
   checkSyntax(code: string): SyntaxProblem | null;
   fetchAuthorizationServerMetadata(url: string): Promise<FetchedAsMetadata>;
-  newRequestId(): string;
 }
 
 /** Reads, parses and validates a JSON request body in one step. */

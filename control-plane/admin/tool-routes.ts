@@ -12,6 +12,13 @@ import { toolNameSchema, type ToolRecord } from '../store/records.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
+import { requestIdOf } from '../http/request-context.js';
+
+const UNAVAILABLE_CODES = new Set([
+  'ERR_SANDBOX_UNAVAILABLE',
+  'ERR_NO_CAPACITY',
+  'ERR_SHUTTING_DOWN',
+]);
 
 export function addToolRoutes(router: Router, context: AdminContext): void {
   const { config, store } = context;
@@ -78,9 +85,12 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
       tool,
       args: body.params,
       caller: { kind: 'admin' },
-      requestId: context.newRequestId(),
+      requestId: requestIdOf(req),
     });
-    sendJson(res, 200, {
+    // The tool ran (or was refused) as a client's call would be: 200 with ok/error.
+    // When mcphost itself could not run it (no capacity, engine down), a 503 says so.
+    const unavailable = !result.ok && UNAVAILABLE_CODES.has(result.error?.code ?? '');
+    sendJson(res, unavailable ? 503 : 200, {
       ok: result.ok,
       ...(result.ok ? { result: result.value } : { error: result.error }),
       logs: result.logs,

@@ -9,6 +9,14 @@ import type { McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { sendJsonRpcError } from '../mcp/mcp-endpoint.js';
 import type { ServerRecord } from '../store/records.js';
 import { sendJson } from './error-response.js';
+import { setRoute } from './request-context.js';
+
+/** The RFC 6750 error of a refusal, or `missing_token` when none was sent. */
+function refusalReason(req: IncomingMessage, body: unknown): string {
+  if (req.headers.authorization === undefined) return 'missing_token';
+  const error = (body as { error?: unknown } | null)?.error;
+  return typeof error === 'string' ? error : 'refused';
+}
 
 /** The outcome of checking a request's credentials for one hosted server. */
 export type Authentication =
@@ -23,6 +31,8 @@ export interface HostedSideOptions {
   /** RFC 9728 metadata of a server in OAuth 2.0 mode. */
   protectedResourceMetadata(server: ServerRecord): object;
   endpoint: McpEndpoint;
+  /** Counts a refused request by reason (e.g. invalid_token). */
+  onAuthFailure(reason: string): void;
 }
 
 const METADATA_PATHS = new Set([
@@ -38,6 +48,14 @@ export function createHostedSide(options: HostedSideOptions) {
     subdomain: string,
   ): Promise<void> => {
     const server = options.server(subdomain);
+    setRoute(
+      req,
+      METADATA_PATHS.has(url.pathname)
+        ? 'protected-resource-metadata'
+        : url.pathname === '/mcp'
+          ? '/mcp'
+          : 'unmatched',
+    );
     if (!server) {
       sendJson(res, 404, {
         error: { code: 'ERR_NOT_FOUND', message: `no server at ${subdomain}` },
@@ -67,6 +85,7 @@ export function createHostedSide(options: HostedSideOptions) {
     }
     const authentication = await options.authenticate(server, req, url);
     if (!authentication.ok) {
+      options.onAuthFailure(refusalReason(req, authentication.body));
       req.resume();
       sendJson(res, authentication.status, authentication.body, authentication.headers);
       return;

@@ -1,12 +1,16 @@
 /**
  * The listeners: one on PORT by default, serving both sides chosen by Host;
  * with ADMIN_PORT set, the admin side moves to its own listener and PORT
- * serves hosted servers only.
+ * serves hosted servers only. Every request gets a request id and is counted
+ * by route and status. Draining (at shutdown) answers new requests with 503
+ * while the ones already running finish.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { sendJson } from './error-response.js';
 import { createHostRouter } from './host-routing.js';
+import { assignRequestId, routeOf } from './request-context.js';
 
 export interface ListenerOptions {
   port: number;
@@ -15,7 +19,15 @@ export interface ListenerOptions {
   baseDomain: string;
   hosted(req: IncomingMessage, res: ServerResponse, url: URL, subdomain: string): Promise<void>;
   admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
-  onError(error: unknown): void;
+  /** Called once per answered request. */
+  onRequest(
+    side: 'hosted' | 'admin',
+    route: string,
+    status: number,
+    seconds: number,
+    requestId: string,
+  ): void;
+  onError(error: unknown, requestId: string): void;
 }
 
 export interface Listeners {
@@ -23,21 +35,48 @@ export interface Listeners {
   port: number;
   /** Bound admin port; equals `port` when the sides share a listener. */
   adminPort: number;
+  /** Stops taking new requests (503 with `Connection: close`), stops listening. */
+  drain(): void;
+  /** Closes every connection. */
   close(): Promise<void>;
 }
 
 export async function startListeners(options: ListenerOptions): Promise<Listeners> {
   const route = createHostRouter(options.baseDomain);
   const split = options.adminPort !== undefined;
+  let draining = false;
 
   const handle =
-    (side: 'any' | 'hosted' | 'admin') => (req: IncomingMessage, res: ServerResponse) => {
+    (accepts: 'any' | 'hosted' | 'admin') => (req: IncomingMessage, res: ServerResponse) => {
+      const started = performance.now();
+      const requestId = assignRequestId(req);
+      res.setHeader('x-request-id', requestId);
       const url = new URL(req.url ?? '/', 'http://request.invalid');
       const target = route(req.headers.host);
+      const side = target.side;
+      res.once('finish', () =>
+        options.onRequest(
+          side,
+          routeOf(req),
+          res.statusCode,
+          (performance.now() - started) / 1000,
+          requestId,
+        ),
+      );
+      if (draining) {
+        req.resume();
+        sendJson(
+          res,
+          503,
+          { error: { code: 'ERR_SHUTTING_DOWN', message: 'mcphost is shutting down' } },
+          { connection: 'close' },
+        );
+        return;
+      }
       let work: Promise<void>;
-      if (target.side === 'hosted' && side !== 'admin')
+      if (target.side === 'hosted' && accepts !== 'admin')
         work = options.hosted(req, res, url, target.subdomain);
-      else if (target.side === 'admin' && side !== 'hosted') work = options.admin(req, res, url);
+      else if (target.side === 'admin' && accepts !== 'hosted') work = options.admin(req, res, url);
       else {
         sendJson(res, 404, {
           error: { code: 'ERR_NOT_FOUND', message: 'nothing is served for this host on this port' },
@@ -45,18 +84,18 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
         return;
       }
       work.catch((error: unknown) => {
-        options.onError(error);
-        if (!res.headersSent)
+        options.onError(error, requestId);
+        if (!res.headersSent) {
           sendJson(res, 500, {
             error: { code: 'ERR_INTERNAL', message: 'internal error; see the control plane log' },
           });
-        else res.destroy();
+        } else res.destroy();
       });
     };
 
   const servers: Server[] = [];
-  const listen = async (port: number, side: 'any' | 'hosted' | 'admin'): Promise<number> => {
-    const server = createServer({ keepAliveTimeout: 65_000 }, handle(side));
+  const listen = async (port: number, accepts: 'any' | 'hosted' | 'admin'): Promise<number> => {
+    const server = createServer({ keepAliveTimeout: 65_000 }, handle(accepts));
     servers.push(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -70,7 +109,15 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
   return {
     port,
     adminPort,
+    drain: () => {
+      draining = true;
+      for (const server of servers) {
+        server.close();
+        server.closeIdleConnections();
+      }
+    },
     close: async () => {
+      draining = true;
       await Promise.all(
         servers.map(
           (server) =>

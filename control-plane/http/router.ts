@@ -16,13 +16,14 @@ export type RouteHandler = (context: RouteContext) => Promise<void> | void;
 
 interface Route {
   method: string;
+  path: string;
   pattern: RegExp;
   names: string[];
   handler: RouteHandler;
 }
 
 export type RouteMatch =
-  | { kind: 'found'; handler: RouteHandler; params: Record<string, string> }
+  | { kind: 'found'; handler: RouteHandler; params: Record<string, string>; pattern: string }
   | { kind: 'method-not-allowed'; allowed: string[] }
   | { kind: 'not-found' };
 
@@ -40,7 +41,7 @@ export class Router {
         return '([^/]+)';
       })
       .join('/');
-    this.#routes.push({ method, pattern: new RegExp(`^${source}$`), names, handler });
+    this.#routes.push({ method, path, pattern: new RegExp(`^${source}$`), names, handler });
     return this;
   }
 
@@ -57,7 +58,7 @@ export class Router {
       route.names.forEach((name, index) => {
         params[name] = decodeURIComponent(found[index + 1] ?? '');
       });
-      return { kind: 'found', handler: route.handler, params };
+      return { kind: 'found', handler: route.handler, params, pattern: route.path };
     }
     return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
   }

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallOperation } from '../../src/protocol/index.js';
-import { McphostError } from '../errors.js';
+import { isMcphostError, McphostError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { resolveLimits, type InvocationLimits } from '../sandbox/limits.js';
 import type {
   CallContext,
@@ -40,8 +41,30 @@ export interface InvokerPorts {
     handle(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
   };
   secrets(subdomain: string): Readonly<Record<string, string>>;
+  /** The invocation log (written behind; `append` never blocks). */
   log: { append(entry: InvocationLogEntry): void };
+  metrics: {
+    invocation(
+      server: string,
+      tool: string,
+      outcome: string,
+      durationMs: number,
+      queueMs: number,
+    ): void;
+    brokerRequest(operation: string, outcome: string): void;
+  };
+  /** Service log lines (never a secret value: they are redacted first). */
+  logger: Logger;
 }
+
+/** Failures of mcphost itself rather than of the tool: logged as warnings for operators. */
+const INFRASTRUCTURE_CODES = new Set([
+  'ERR_SANDBOX_UNAVAILABLE',
+  'ERR_NO_CAPACITY',
+  'ERR_CONTAINER_CRASHED',
+  'ERR_PROTOCOL',
+  'ERR_INTERNAL',
+]);
 
 export interface InvocationLogEntry {
   id: string;
@@ -88,8 +111,37 @@ export class ToolInvoker {
     this.#defaults = defaults;
   }
 
+  #active = 0;
+  #idleWaiters: (() => void)[] = [];
+
+  /** Invocations running now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Resolves when no invocation runs, or after `timeoutMs` (shutdown's grace period). */
+  whenIdle(timeoutMs: number): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   /** Runs a tool; tool failures are results (`ok: false`), never exceptions. */
   async invoke(request: InvokeRequest): Promise<InvokeResult> {
+    this.#active++;
+    try {
+      return await this.#run(request);
+    } finally {
+      if (--this.#active === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+    }
+  }
+
+  async #run(request: InvokeRequest): Promise<InvokeResult> {
     const { tool } = request;
     const started = Date.now();
     const checked = checkArguments(tool.parameters, request.args);
@@ -115,7 +167,8 @@ export class ToolInvoker {
       params: checked.params,
       signal: request.signal,
       onLog: onLog && ((entry) => onLog({ ...entry, text: redact(entry.text) })),
-      onCall: (operation, args, context) => this.#ports.broker.handle(operation, args, context),
+      onCall: (operation, args, context) =>
+        this.#brokered(request.requestId, operation, args, context),
     });
     const redacted: InvocationOutcome = {
       ...outcome,
@@ -125,8 +178,51 @@ export class ToolInvoker {
     return this.#finish(request, redacted, started);
   }
 
+  /** One sdk.http / sdk.db request, counted and logged by outcome. */
+  async #brokered(
+    requestId: string,
+    operation: CallOperation,
+    args: unknown,
+    context: CallContext,
+  ): Promise<unknown> {
+    try {
+      const value = await this.#ports.broker.handle(operation, args, context);
+      this.#ports.metrics.brokerRequest(operation, 'ok');
+      return value;
+    } catch (error) {
+      const code = isMcphostError(error) ? error.code : 'ERR_INTERNAL';
+      this.#ports.metrics.brokerRequest(operation, code);
+      this.#ports.logger.debug({ requestId, operation, code }, 'brokered request refused');
+      throw error;
+    }
+  }
+
   #finish(request: InvokeRequest, outcome: InvocationOutcome, started: number): InvokeResult {
     const { tool } = request;
+    const outcomeLabel = outcome.ok ? 'ok' : (outcome.error?.code ?? 'ERR_INTERNAL');
+    this.#ports.metrics.invocation(
+      tool.subdomain,
+      tool.name,
+      outcomeLabel,
+      outcome.durationMs,
+      outcome.queueMs,
+    );
+    const fields = {
+      requestId: request.requestId,
+      server: tool.subdomain,
+      tool: tool.name,
+      version: tool.version,
+      outcome: outcomeLabel,
+      durationMs: outcome.durationMs,
+      queueMs: outcome.queueMs,
+      container: outcome.instanceId,
+    };
+    if (INFRASTRUCTURE_CODES.has(outcomeLabel))
+      this.#ports.logger.warn(
+        { ...fields, error: outcome.error?.message },
+        'invocation failed in the sandbox',
+      );
+    else this.#ports.logger.debug(fields, 'invocation finished');
     this.#ports.log.append({
       id: randomUUID(),
       at: new Date(started).toISOString(),

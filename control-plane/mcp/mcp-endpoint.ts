@@ -1,24 +1,33 @@
 /**
  * `/mcp` of a hosted server: MCP Streamable HTTP through the official SDK
- * transport, one transport and server per session. A request with a session
- * id goes to that session's transport; a POST without one opens a session
- * (the transport itself answers anything but `initialize` with the error the
- * specification names). Body size, content type and JSON errors are the
- * transport's to answer, with JSON-RPC errors, never a 500.
+ * transport, one transport and server per session. A POST without a session
+ * id opens a session (the transport answers anything but `initialize` with the
+ * error the specification names). In a session, POST bodies are read once,
+ * here: a single `tools/call` takes the lean path (lean-tool-call.ts), anything
+ * else goes to the session's transport with the parsed body. Body size,
+ * content type and JSON errors get JSON-RPC errors, never a 500.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Caller } from '../invocation/tool-invoker.js';
 import { sendJson } from '../http/error-response.js';
+import { BodyTooLarge, readBody } from '../http/read-body.js';
+import type { Caller } from '../invocation/tool-invoker.js';
 import { createHostedMcpServer, type HostedServerContext } from './hosted-mcp-server.js';
-import type { SessionRegistry } from './session-registry.js';
+import { tryLeanPath, type LeanSession } from './lean-tool-call.js';
+import type { McpSession, SessionRegistry } from './session-registry.js';
+import type { SessionState } from './tool-call.js';
 
 export interface McpEndpointOptions {
   sessions: SessionRegistry;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
   context: Omit<HostedServerContext, 'subdomain' | 'caller'>;
+}
+
+/** A session as the endpoint keeps it: registry entry, SDK transport, lean-path state. */
+interface TransportSession extends McpSession, LeanSession {
+  readonly transport: StreamableHTTPServerTransport;
 }
 
 /** A JSON-RPC error response outside any session (the transport is not involved). */
@@ -52,30 +61,35 @@ export class McpEndpoint {
     caller: Caller,
   ): Promise<void> {
     const sessionId = headerValue(req.headers['mcp-session-id']);
-    if (sessionId !== undefined) {
-      const session = this.#options.sessions.use(sessionId);
-      // A session of another server or another caller is as unknown as a made-up id.
-      if (
-        !session ||
-        session.subdomain !== subdomain ||
-        session.callerKey !== callerKeyOf(caller)
-      ) {
-        sendJsonRpcError(
-          res,
-          404,
-          -32001,
-          'Session not found; start a new session with initialize',
-        );
+    if (sessionId === undefined) {
+      if (req.method !== 'POST') {
+        sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
         return;
       }
-      await (session as TransportSession).transport.handleRequest(req, res);
+      await this.#openSession(req, res, subdomain, caller);
+      return;
+    }
+    const session = this.#options.sessions.use(sessionId) as TransportSession | undefined;
+    // A session of another server or another caller is as unknown as a made-up id.
+    if (!session || session.subdomain !== subdomain || session.callerKey !== callerKeyOf(caller)) {
+      sendJsonRpcError(res, 404, -32001, 'Session not found; start a new session with initialize');
       return;
     }
     if (req.method !== 'POST') {
-      sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      await session.transport.handleRequest(req, res);
       return;
     }
-    await this.#openSession(req, res, subdomain, caller);
+    let message: unknown;
+    try {
+      message = JSON.parse((await readBody(req, this.#options.maxBodyBytes)).toString('utf8'));
+    } catch (error) {
+      // The same answers the transport gives when it reads the body itself.
+      if (error instanceof BodyTooLarge) sendJsonRpcError(res, 413, -32000, error.message);
+      else sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      return;
+    }
+    if (await tryLeanPath(req, res, session, message)) return;
+    await session.transport.handleRequest(req, res, message);
   }
 
   async #openSession(
@@ -85,8 +99,11 @@ export class McpEndpoint {
     caller: Caller,
   ): Promise<void> {
     const { sessions, maxBodyBytes, context } = this.#options;
-    const server = createHostedMcpServer({ ...context, subdomain, caller });
+    const callContext = { ...context, subdomain, caller };
+    const state: SessionState = { minimumLevel: 'debug' };
+    const server = createHostedMcpServer(callContext, state);
     let session: TransportSession | undefined;
+    const inFlight = new Map<string | number, AbortController>();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: maxBodyBytes,
@@ -97,7 +114,13 @@ export class McpEndpoint {
           callerKey: callerKeyOf(caller),
           lastUsed: Date.now(),
           transport,
-          close: () => server.close(),
+          state,
+          context: callContext,
+          inFlight,
+          close: async () => {
+            for (const controller of inFlight.values()) controller.abort('session closed');
+            await server.close();
+          },
           notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
         };
         sessions.add(session);
@@ -112,16 +135,6 @@ export class McpEndpoint {
     // Not an initialize request: the transport has answered with an error; nothing to keep.
     if (!session) await server.close();
   }
-}
-
-interface TransportSession {
-  id: string;
-  subdomain: string;
-  callerKey: string;
-  lastUsed: number;
-  transport: StreamableHTTPServerTransport;
-  close(): Promise<void>;
-  notifyToolsChanged(): void;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -70,10 +70,20 @@ describe('SandboxManager on Docker', () => {
     const sandbox = manager({
       defaults: { minWarm: 0, maxSize: 1, queueTimeoutMs: 300, limits: runtime('x', '').limits },
     });
+    // Warm first: the 300 ms wait also bounds waiting for a cold start.
+    sandbox.configurePool('pools/busy', { minWarm: 1, maxSize: 1 });
+    await sandbox.invoke(runtime('pools/busy', 'return 0;'), hooks()); // creates the pool
+    await expect
+      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/busy')?.warm, {
+        timeout: 20_000,
+      })
+      .toBe(1);
     const busyCode = 'const end = Date.now() + 1500; while (Date.now() < end) {} return "done";';
     const busy = sandbox.invoke(runtime('pools/busy', busyCode), hooks());
     await expect
-      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/busy')?.busy)
+      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/busy')?.busy, {
+        timeout: 15_000,
+      })
       .toBe(1);
     const waiting = await sandbox.invoke(runtime('pools/busy', 'return 1;'), hooks());
     expect(waiting.error).toEqual({
@@ -149,7 +159,7 @@ describe('SandboxManager on Docker', () => {
       'pools/memory',
       'const a = []; while (true) a.push(new Array(1e6).fill(a.length));',
       {
-        limits: { memoryMb: 96 } as never,
+        limits: { memoryMb: 96, timeoutMs: 20_000 } as never, // time enough to fill memory on a loaded engine
       },
     );
     const outcome = await sandbox.invoke(bomb, hooks());
@@ -218,7 +228,9 @@ describe('SandboxManager on Docker', () => {
       hooks({}, { signal: controller.signal }),
     );
     await expect
-      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/cancel')?.busy)
+      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/cancel')?.busy, {
+        timeout: 15_000,
+      })
       .toBe(1);
     controller.abort();
     const outcome = await running;

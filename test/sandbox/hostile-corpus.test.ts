@@ -22,6 +22,8 @@ import {
 
 const HOSTILE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hostile');
 
+const limits = { ...TEST_LIMITS, timeoutMs: 1_500, memoryMb: 96, maxLogBytes: 16 * 1024 };
+
 interface Fixture {
   name: string;
   code: string;
@@ -29,6 +31,8 @@ interface Fixture {
   expect: string;
   message?: RegExp;
   messageNot?: RegExp;
+  /** Per-fixture limits over the corpus defaults (`// limits: {json}`). */
+  limits?: Partial<typeof limits>;
 }
 
 function header(code: string, key: string): string | undefined {
@@ -44,6 +48,7 @@ const fixtures: Fixture[] = readdirSync(HOSTILE_DIR)
     if (!expected) throw new Error(`${file} has no "// expect:" line`);
     const message = header(code, 'message');
     const messageNot = header(code, 'message-not');
+    const ownLimits = header(code, 'limits');
     return {
       name: file,
       code,
@@ -51,10 +56,10 @@ const fixtures: Fixture[] = readdirSync(HOSTILE_DIR)
       expect: expected,
       ...(message ? { message: new RegExp(message) } : {}),
       ...(messageNot ? { messageNot: new RegExp(messageNot) } : {}),
+      ...(ownLimits ? { limits: JSON.parse(ownLimits) as Partial<typeof limits> } : {}),
     };
   });
 
-const limits = { ...TEST_LIMITS, timeoutMs: 1_500, memoryMb: 96, maxLogBytes: 16 * 1024 };
 let driver: DockerSandbox;
 let sandbox: SandboxManager;
 
@@ -77,7 +82,10 @@ describe('hostile tool corpus', () => {
 
   it.each(fixtures)('$name', async (fixture) => {
     const poolKey = `hostile/${fixture.name}`;
-    const outcome = await sandbox.invoke(runtime(poolKey, fixture.code, { limits }), hooks());
+    const outcome = await sandbox.invoke(
+      runtime(poolKey, fixture.code, { limits: { ...limits, ...fixture.limits } }),
+      hooks(),
+    );
     if (fixture.expect === 'ok') {
       expect(outcome.error).toBeUndefined();
       const logBytes = outcome.logs.reduce((sum, entry) => sum + Buffer.byteLength(entry.text), 0);

@@ -41,8 +41,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export interface TestControlPlaneOptions {
+  /** Receives every log line (JSON text) the control plane writes. */
+  logSink?: (line: string) => void;
+}
+
 export async function startTestControlPlane(
   env: Record<string, string> = {},
+  options: TestControlPlaneOptions = {},
 ): Promise<TestControlPlane> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'mcphost-test-'));
   const port = await freePort();
@@ -67,7 +73,10 @@ export async function startTestControlPlane(
     },
     '/nonexistent/.env',
   );
-  const log = createLogger(config.logLevel);
+  const sink = options.logSink;
+  const log = sink
+    ? createLogger(config.logLevel, { write: (line: string) => void sink(line) })
+    : createLogger(config.logLevel);
   let app = await startApp(config, log);
   const adminUrl = `http://127.0.0.1:${app.adminPort}`;
   const plane: TestControlPlane = {

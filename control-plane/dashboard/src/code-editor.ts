@@ -1,0 +1,170 @@
+/**
+ * The tool code editor: CodeMirror 6 with JavaScript highlighting, line
+ * numbers, bracket matching, and completion of what tool code has in scope
+ * (`params.<declared>`, `env.<listed secret>`, `sdk.http/db/lodash`,
+ * `console`). A syntax error reported by the control plane is marked on its
+ * line. Tab is left to the browser so keyboard users can leave the editor.
+ */
+import {
+  autocompletion,
+  closeBrackets,
+  type Completion,
+  type CompletionContext,
+  type CompletionResult,
+} from '@codemirror/autocomplete';
+import { javascript, localCompletionSource } from '@codemirror/lang-javascript';
+import {
+  bracketMatching,
+  defaultHighlightStyle,
+  indentOnInput,
+  syntaxHighlighting,
+} from '@codemirror/language';
+import { EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
+import {
+  Decoration,
+  EditorView,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  lineNumbers,
+  type DecorationSet,
+} from '@codemirror/view';
+
+/** What the completion offers after `params.` and `env.`; read on every completion. */
+export interface EditorScope {
+  parameters(): string[];
+  secrets(): string[];
+}
+
+/** A code editor bound to a label. */
+export interface CodeEditor {
+  readonly view: EditorView;
+  /** The current text. */
+  value(): string;
+  /** Marks `line` (1-based) as erroneous and moves the cursor there; null clears the mark. */
+  markError(line: number | null, message?: string): void;
+}
+
+const setErrorLine = StateEffect.define<{ line: number; message: string } | null>();
+
+/** Highlights the line a save reported a syntax error on, until the next edit. */
+const errorLineField = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(decorations, transaction) {
+    let next = transaction.docChanged ? Decoration.none : decorations;
+    for (const effect of transaction.effects) {
+      if (!effect.is(setErrorLine)) continue;
+      if (effect.value === null) {
+        next = Decoration.none;
+        continue;
+      }
+      const lineNumber = Math.min(Math.max(effect.value.line, 1), transaction.state.doc.lines);
+      const line = transaction.state.doc.line(lineNumber);
+      next = Decoration.set([
+        Decoration.line({
+          class: 'cm-error-line',
+          attributes: { title: effect.value.message, 'data-error-line': String(lineNumber) },
+        }).range(line.from),
+      ]);
+    }
+    return next;
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
+
+const SDK_MEMBERS: Completion[] = [
+  {
+    label: 'http',
+    type: 'function',
+    detail: '({method, url, headers?, body?})',
+    info: 'HTTP request through the broker; returns {status(), body()}.',
+  },
+  {
+    label: 'db',
+    type: 'function',
+    detail: '({type, connection})',
+    info: 'A pg or mysql handle: select, insert, query.',
+  },
+  { label: 'lodash', type: 'namespace', info: 'The lodash library.' },
+];
+const TOP_LEVEL: Completion[] = [
+  { label: 'params', type: 'variable', info: 'The declared parameters of this call.' },
+  { label: 'env', type: 'variable', info: 'The secrets this tool lists, by name.' },
+  { label: 'sdk', type: 'namespace', info: 'sdk.http, sdk.db, sdk.lodash' },
+  { label: 'console', type: 'namespace', info: 'console.log / console.error are captured.' },
+];
+
+/** Completes the names tool code has in scope. */
+function toolScopeCompletions(scope: EditorScope) {
+  return (context: CompletionContext): CompletionResult | null => {
+    const member = context.matchBefore(/\b(params|env|sdk|console)\.[\w$]*$/);
+    if (member) {
+      const [object] = member.text.split('.');
+      const from = member.from + object!.length + 1;
+      const options: Completion[] =
+        object === 'params'
+          ? scope.parameters().map((label) => ({ label, type: 'property', detail: 'parameter' }))
+          : object === 'env'
+            ? scope.secrets().map((label) => ({ label, type: 'constant', detail: 'secret' }))
+            : object === 'sdk'
+              ? SDK_MEMBERS
+              : [
+                  { label: 'log', type: 'method' },
+                  { label: 'error', type: 'method' },
+                ];
+      return { from, options, validFor: /^[\w$]*$/ };
+    }
+    const word = context.matchBefore(/[\w$]+$/);
+    if (!word && !context.explicit) return null;
+    return { from: word?.from ?? context.pos, options: TOP_LEVEL, validFor: /^[\w$]*$/ };
+  };
+}
+
+/** Creates an editor in `parent`; `label` names it for assistive technology. */
+export function createCodeEditor(
+  parent: HTMLElement,
+  options: { doc: string; label: string; describedBy?: string; scope: EditorScope },
+): CodeEditor {
+  const extensions: Extension[] = [
+    lineNumbers(),
+    highlightActiveLineGutter(),
+    highlightActiveLine(),
+    indentOnInput(),
+    bracketMatching(),
+    closeBrackets(),
+    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    javascript(),
+    autocompletion({ override: [toolScopeCompletions(options.scope), localCompletionSource] }),
+    errorLineField,
+    EditorView.lineWrapping,
+    // The page's Content-Security-Policy admits CodeMirror's <style> element by this nonce.
+    EditorView.cspNonce.of(
+      document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content ?? '',
+    ),
+    EditorView.contentAttributes.of({
+      'aria-label': options.label,
+      ...(options.describedBy ? { 'aria-describedby': options.describedBy } : {}),
+    }),
+  ];
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({ doc: options.doc, extensions }),
+  });
+  return {
+    view,
+    value: () => view.state.doc.toString(),
+    markError(line, message = '') {
+      if (line === null) {
+        view.dispatch({ effects: setErrorLine.of(null) });
+        return;
+      }
+      const target = view.state.doc.line(Math.min(Math.max(line, 1), view.state.doc.lines));
+      view.dispatch({
+        effects: [
+          setErrorLine.of({ line, message }),
+          EditorView.scrollIntoView(target.from, { y: 'center' }),
+        ],
+        selection: { anchor: target.from },
+      });
+    },
+  };
+}

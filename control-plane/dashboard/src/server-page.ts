@@ -1,0 +1,88 @@
+/**
+ * One server's page: its address and a tab bar (Settings, Tools, Secrets,
+ * Pools & activity); each tab is a link so the URL names what is open and
+ * the browser's back button works.
+ */
+import { api, segment } from './api.js';
+import { h, replaceChildren } from './dom.js';
+import { renderActivityTab } from './activity-tab.js';
+import { renderSecretsTab } from './secrets-tab.js';
+import { renderSettingsTab } from './settings-tab.js';
+import { renderToolsTab } from './tools-tab.js';
+import type { ServerInfo } from './types.js';
+
+/** The tabs of a server page. */
+export type ServerTab = 'settings' | 'tools' | 'secrets' | 'activity';
+
+const TAB_TITLES: Record<ServerTab, string> = {
+  settings: 'Settings',
+  tools: 'Tools',
+  secrets: 'Secrets',
+  activity: 'Pools & activity',
+};
+
+/** Renders the page of `subdomain` with `tab` open; resolves the tab's cleanup, if any. */
+export async function renderServerPage(
+  main: HTMLElement,
+  subdomain: string,
+  tab: ServerTab,
+  toolName?: string,
+): Promise<(() => void) | void> {
+  const server = await api<ServerInfo>('GET', `/api/servers/${segment(subdomain)}`);
+  const panel = h('section', { class: 'panel', 'aria-label': TAB_TITLES[tab] });
+  replaceChildren(
+    main,
+    h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'Servers'), ' / ', server.subdomain),
+    h('h1', { tabindex: -1 }, `Server ${server.subdomain}`),
+    h(
+      'p',
+      { class: 'meta' },
+      h('span', {}, 'MCP address: ', h('code', {}, server.mcpUrl)),
+      h('span', { id: 'server-active-label' }, activeLabel(server)),
+      h('span', { id: 'server-mode-label' }, modeLabel(server)),
+    ),
+    h(
+      'nav',
+      { class: 'tabs', 'aria-label': 'Server sections' },
+      h(
+        'ul',
+        {},
+        (Object.keys(TAB_TITLES) as ServerTab[]).map((key) =>
+          h(
+            'li',
+            {},
+            h(
+              'a',
+              {
+                href: `#/servers/${segment(server.subdomain)}/${key}`,
+                'aria-current': key === tab ? 'page' : undefined,
+              },
+              TAB_TITLES[key],
+            ),
+          ),
+        ),
+      ),
+    ),
+    panel,
+  );
+  switch (tab) {
+    case 'settings':
+      return renderSettingsTab(panel, server);
+    case 'tools':
+      return renderToolsTab(panel, server, toolName);
+    case 'secrets':
+      return renderSecretsTab(panel, server);
+    case 'activity':
+      return renderActivityTab(panel, server);
+  }
+}
+
+/** The page header's word for whether the server answers. */
+export function activeLabel(server: ServerInfo): string {
+  return server.active ? 'Active' : 'Inactive';
+}
+
+/** The page header's word for the security mode. */
+export function modeLabel(server: ServerInfo): string {
+  return server.securityMode === 'oauth2' ? 'OAuth 2.0' : 'No authentication';
+}

@@ -1,0 +1,123 @@
+/**
+ * The Tools tab: the server's tools (name, description, version, update
+ * time) and a form to start a new one; with a tool name in the URL it opens
+ * the editor instead.
+ */
+import { api, ApiError, segment } from './api.js';
+import { formatTime, h, replaceChildren } from './dom.js';
+import { renderToolEditor } from './tool-editor.js';
+import type { ServerInfo, ToolInfo } from './types.js';
+
+/** Renders the tool list, or the editor of `toolName`. */
+export async function renderToolsTab(
+  panel: HTMLElement,
+  server: ServerInfo,
+  toolName?: string,
+): Promise<void> {
+  if (toolName !== undefined) {
+    await renderToolEditor(panel, server, toolName);
+    return;
+  }
+  const { tools } = await api<{ tools: ToolInfo[] }>(
+    'GET',
+    `/api/servers/${segment(server.subdomain)}/tools`,
+  );
+  const newName = h('input', {
+    id: 'new-tool-name',
+    name: 'toolName',
+    required: true,
+    pattern: '[A-Za-z0-9_.\\-]{1,128}',
+    autocomplete: 'off',
+    'aria-describedby': 'new-tool-help',
+  });
+  const error = h('p', { role: 'alert', class: 'error' });
+  const newForm = h(
+    'form',
+    {
+      class: 'card inline-form',
+      'aria-labelledby': 'new-tool-heading',
+      onsubmit: (event) => {
+        event.preventDefault();
+        const name = newName.value.trim();
+        if (tools.some((tool) => tool.name === name)) {
+          error.textContent = `A tool named ${name} already exists; open it from the list.`;
+          return;
+        }
+        location.hash = `#/servers/${segment(server.subdomain)}/tools/${segment(name)}`;
+      },
+    },
+    h('h2', { id: 'new-tool-heading' }, 'New tool'),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'new-tool-name' }, 'Tool name'),
+      newName,
+      h('span', { id: 'new-tool-help', class: 'hint' }, '1–128 of A–Z a–z 0–9 _ - .'),
+    ),
+    error,
+    h('button', { type: 'submit', class: 'primary' }, 'Write tool'),
+  );
+  replaceChildren(
+    panel,
+    h('h2', {}, 'Tools'),
+    tools.length === 0
+      ? h('p', {}, 'No tools yet.')
+      : h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            {},
+            h('caption', { class: 'visually-hidden' }, `Tools of ${server.subdomain}`),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Name', 'Description', 'Parameters', 'Version', 'Updated'].map((title) =>
+                  h('th', { scope: 'col' }, title),
+                ),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              tools.map((tool) =>
+                h(
+                  'tr',
+                  {},
+                  h(
+                    'th',
+                    { scope: 'row' },
+                    h(
+                      'a',
+                      {
+                        href: `#/servers/${segment(server.subdomain)}/tools/${segment(tool.name)}`,
+                      },
+                      tool.name,
+                    ),
+                  ),
+                  h('td', {}, tool.description),
+                  h('td', {}, tool.parameters.map((p) => p.name).join(', ') || '—'),
+                  h('td', { class: 'number' }, tool.version),
+                  h('td', {}, formatTime(tool.updatedAt)),
+                ),
+              ),
+            ),
+          ),
+        ),
+    newForm,
+  );
+}
+
+/** The saved tool, or undefined when it does not exist yet. */
+export async function fetchTool(subdomain: string, name: string): Promise<ToolInfo | undefined> {
+  try {
+    return await api<ToolInfo>('GET', `/api/servers/${segment(subdomain)}/tools/${segment(name)}`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404 && error.message.includes('tool'))
+      return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The shapes the dashboard reads from the admin API (a browser-side copy of
+ * control-plane/admin/server-view.ts and the store records: the bundle must
+ * not pull in server code).
+ */
+
+/** A hosted server as `GET /api/servers` lists it. */
+export interface ServerInfo {
+  subdomain: string;
+  name: string;
+  address: string;
+  mcpUrl: string;
+  active: boolean;
+  securityMode: 'none' | 'oauth2';
+  oauthServerUrl: string | null;
+  oauthRequiredScopes: string[];
+  oauth: { issuer: string; protectedResourceMetadataUrl: string; resource: string } | null;
+  toolCount: number;
+  warnings?: string[];
+}
+
+/** One declared tool parameter. */
+export interface ToolParameter {
+  name: string;
+  type: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
+  required: boolean;
+  description?: string;
+}
+
+/** A tool definition as saved. */
+export interface ToolDefinition {
+  description: string;
+  code: string;
+  parameters: ToolParameter[];
+  secrets: string[];
+  limits: { timeoutMs?: number; memoryMb?: number };
+  strict: boolean;
+}
+
+/** A saved tool. */
+export interface ToolInfo extends ToolDefinition {
+  name: string;
+  version: number;
+  updatedAt: string;
+}
+
+/** One saved version of a tool. */
+export interface ToolVersion extends ToolDefinition {
+  version: number;
+  savedAt: string;
+}
+
+/** A secret as listed: never its value. */
+export interface SecretInfo {
+  name: string;
+  updatedAt: string;
+}
+
+/** Result of a test run. */
+export interface InvokeResult {
+  ok: boolean;
+  result?: unknown;
+  error?: { code?: string; message?: string } | string;
+  logs: { level: string; text: string }[];
+  durationMs: number;
+  version: number;
+}
+
+/** One pool's figures from `GET /api/pools`. */
+export interface PoolInfo {
+  poolKey: string;
+  generic: boolean;
+  warm: number;
+  busy: number;
+  warming: number;
+  total: number;
+  queued: number;
+  minWarm: number;
+  maxSize: number;
+  lastError?: string;
+}
+
+/** `GET /api/pools`. */
+export interface PoolsAnswer {
+  pools: PoolInfo[];
+  defaults: { minWarm: number; maxSize: number; maxSizeCap: number };
+}
+
+/** One row of the invocation log. */
+export interface InvocationInfo {
+  id: string;
+  at: string;
+  server: string;
+  tool: string;
+  version: number;
+  durationMs: number;
+  ok: boolean;
+  errorCode: string | null;
+  errorMessage: string | null;
+}

@@ -1,0 +1,86 @@
+/**
+ * A tool's version history, newest first, with a rollback button on each
+ * older version (a rollback saves that version again as the newest).
+ */
+import { api, segment } from './api.js';
+import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
+import type { ToolVersion } from './types.js';
+
+/** Lists the versions of `tool` into `section`; `onRolledBack` reloads the editor. */
+export async function renderVersions(
+  section: HTMLElement,
+  subdomain: string,
+  tool: string,
+  onRolledBack: () => void,
+): Promise<void> {
+  const base = `/api/servers/${segment(subdomain)}/tools/${segment(tool)}`;
+  const { versions } = await api<{ versions: ToolVersion[] }>('GET', `${base}/versions`);
+  const error = h('p', { role: 'alert', class: 'error' });
+  const newest = versions[0]?.version;
+  replaceChildren(
+    section,
+    h('h2', { id: 'versions-heading' }, 'Version history'),
+    error,
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { 'aria-labelledby': 'versions-heading' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Version', 'Saved', 'Description', 'Action'].map((title) =>
+              h('th', { scope: 'col' }, title),
+            ),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          versions.map((version) =>
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row' }, version.version),
+              h('td', {}, formatTime(version.savedAt)),
+              h('td', {}, version.description),
+              h(
+                'td',
+                {},
+                version.version === newest
+                  ? 'current'
+                  : h(
+                      'button',
+                      {
+                        type: 'button',
+                        onclick: async () => {
+                          if (
+                            !(await confirmDialog(
+                              `Roll back ${tool} to version ${version.version}? It is saved again as a new version.`,
+                              `Roll back to ${version.version}`,
+                            ))
+                          )
+                            return;
+                          try {
+                            await api('POST', `${base}/rollback`, { version: version.version });
+                            announce(`Rolled back to version ${version.version}.`);
+                            onRolledBack();
+                          } catch (failure) {
+                            error.textContent = (failure as Error).message;
+                          }
+                        },
+                      },
+                      `Roll back to version ${version.version}`,
+                    ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,148 @@
+/**
+ * Prometheus metrics (prom-client), one registry per control plane. Parts of
+ * the service record through the small methods here, so metric names and
+ * labels live in one file. Pool figures are read from the pools when scraped,
+ * not kept twice.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the pools report (a subset of PoolStats). */
+export interface PoolFigures {
+  poolKey: string;
+  warm: number;
+  busy: number;
+  warming: number;
+  queued: number;
+  started: number;
+  retired: Partial<Record<string, number>>;
+}
+
+const DURATION_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #invocations = new Counter({
+    name: 'mcphost_invocations_total',
+    help: 'Tool invocations by server, tool and outcome (ok or the error code)',
+    labelNames: ['server', 'tool', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #invocationSeconds = new Histogram({
+    name: 'mcphost_invocation_duration_seconds',
+    help: 'Time a tool invocation ran in its container',
+    labelNames: ['server', 'tool'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #queueSeconds = new Histogram({
+    name: 'mcphost_invocation_queue_seconds',
+    help: 'Time an invocation waited for a container',
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #brokerRequests = new Counter({
+    name: 'mcphost_broker_requests_total',
+    help: 'sdk.http / sdk.db requests by operation and outcome (ok or the error code, e.g. ERR_EGRESS_DENIED)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #authFailures = new Counter({
+    name: 'mcphost_auth_failures_total',
+    help: 'Refused requests by side and reason',
+    labelNames: ['side', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly #httpRequests = new Counter({
+    name: 'mcphost_http_requests_total',
+    help: 'HTTP requests by side, route and status',
+    labelNames: ['side', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly #httpSeconds = new Histogram({
+    name: 'mcphost_http_request_duration_seconds',
+    help: 'HTTP request duration by side and route',
+    labelNames: ['side', 'route'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** `pools` is read at every scrape. */
+  constructor(pools: () => readonly PoolFigures[]) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'mcphost_process_' });
+    new Gauge({
+      name: 'mcphost_pool_containers',
+      help: 'Containers per pool by state (warm, busy, warming) and callers queued',
+      labelNames: ['pool', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const pool of pools()) {
+          for (const state of ['warm', 'busy', 'warming', 'queued'] as const) {
+            this.set({ pool: pool.poolKey, state }, pool[state]);
+          }
+        }
+      },
+    });
+    // Cumulative since the pool was created; a gauge because the pools own the count.
+    new Gauge({
+      name: 'mcphost_container_starts',
+      help: 'Containers started per pool since it was created',
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const pool of pools()) this.set({ pool: pool.poolKey }, pool.started);
+      },
+    });
+    new Gauge({
+      name: 'mcphost_container_retirements',
+      help: 'Containers retired per pool and reason since the pool was created',
+      labelNames: ['pool', 'reason'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const pool of pools()) {
+          for (const [reason, count] of Object.entries(pool.retired)) {
+            this.set({ pool: pool.poolKey, reason }, count ?? 0);
+          }
+        }
+      },
+    });
+  }
+
+  /** One finished invocation. */
+  invocation(
+    server: string,
+    tool: string,
+    outcome: string,
+    durationMs: number,
+    queueMs: number,
+  ): void {
+    this.#invocations.inc({ server, tool, outcome });
+    this.#invocationSeconds.observe({ server, tool }, durationMs / 1000);
+    this.#queueSeconds.observe(queueMs / 1000);
+  }
+
+  /** One brokered request. */
+  brokerRequest(operation: string, outcome: string): void {
+    this.#brokerRequests.inc({ operation, outcome });
+  }
+
+  /** One refused request (`side`: admin or hosted; `reason`: e.g. invalid_token). */
+  authFailure(side: 'admin' | 'hosted', reason: string): void {
+    this.#authFailures.inc({ side, reason });
+  }
+
+  /** One answered HTTP request. */
+  httpRequest(side: string, route: string, status: number, seconds: number): void {
+    this.#httpRequests.inc({ side, route, status: String(status) });
+    this.#httpSeconds.observe({ side, route }, seconds);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The dashboard end to end in Debian's Chromium (playwright-core) against a
+ * real control plane with real containers and a real Authorization Server:
+ * sign in, create a server, set a secret, write a tool with a parameter,
+ * see its syntax error at its line, fix it, run it, switch to OAuth 2.0 with
+ * bad URLs (nothing saved) and a good one, resize a pool, delete the server.
+ * Screenshots of each screen (1280×800 and 420 px wide) go to
+ * test-artifacts/dashboard/.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from '../fixtures/authorization-server.js';
+import {
+  closedPortOrigin,
+  startLoopbackServer,
+  type LoopbackServer,
+} from '../auth/helpers/loopback-server.js';
+import {
+  startTestControlPlane,
+  TEST_ADMIN_TOKEN,
+  type TestControlPlane,
+} from '../support/control-plane.js';
+
+const ARTIFACTS = path.resolve('test-artifacts', 'dashboard');
+const SUB = `dash-${process.pid}`;
+const WIDE = { width: 1280, height: 800 };
+const NARROW = { width: 420, height: 800 };
+
+let plane: TestControlPlane;
+let as: TestAuthorizationServer;
+let doctored: LoopbackServer;
+let browser: Browser;
+let page: Page;
+const pageProblems: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [plane, as, browser] = await Promise.all([
+    startTestControlPlane(),
+    startAuthorizationServer(),
+    chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    }),
+  ]);
+  const metadata = (await (await fetch(as.metadataUrl)).json()) as Record<string, unknown>;
+  const { registration_endpoint: _dropped, ...withoutRegistration } = metadata;
+  doctored = await startLoopbackServer({
+    '/.well-known/oauth-authorization-server': { json: withoutRegistration },
+  });
+  page = await browser.newPage({ viewport: WIDE });
+  // CSP violations and script errors show up here; the page must have none.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text()))
+      pageProblems.push(message.text());
+  });
+  page.on('pageerror', (error) => pageProblems.push(error.message));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all([plane?.close(), as?.close(), doctored?.close()]);
+});
+
+/** Screenshots the current screen wide and narrow. */
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-1280.png`), fullPage: true });
+  await page.setViewportSize(NARROW);
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-420.png`), fullPage: true });
+  await page.setViewportSize(WIDE);
+}
+
+it('runs the operator flow in a real browser', async () => {
+  // Sign in: a wrong token is told plainly, the right one opens the server list.
+  await page.goto(plane.adminUrl);
+  await page.getByLabel('Admin token').fill('not-the-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect
+    .poll(() => page.getByRole('alert').first().textContent())
+    .toContain('That admin token is not correct');
+  await screenshot('01-sign-in-wrong-token');
+  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+
+  // Create a server: it opens on its Settings tab.
+  await page.getByLabel('Subdomain').fill(SUB);
+  await page.getByRole('button', { name: 'Create server' }).click();
+  await page.getByRole('heading', { name: `Server ${SUB}` }).waitFor();
+  await page.getByRole('link', { name: 'Servers' }).click();
+  const row = page.getByRole('row', { name: new RegExp(SUB) });
+  await expect.poll(() => row.textContent()).toContain(`http://${SUB}.localhost:${plane.port}/mcp`);
+  await screenshot('02-servers');
+  await row.getByRole('link', { name: SUB }).click();
+
+  // A secret: saved, listed by name, the value never shown again.
+  await page.getByRole('link', { name: 'Secrets' }).click();
+  await page.getByLabel('Secret name').fill('GREETING_PREFIX');
+  await page.getByLabel('Secret value').fill('Hello');
+  await page.getByRole('button', { name: 'Save secret' }).click();
+  await page.getByRole('row', { name: /GREETING_PREFIX/ }).waitFor();
+  expect(await page.getByLabel('Secret value').inputValue()).toBe('');
+  expect(await page.locator('main').textContent()).not.toContain('Hello');
+  await screenshot('03-secrets');
+
+  // A tool with a parameter and the secret; a syntax error is shown at its line.
+  await page.getByRole('link', { name: 'Tools' }).click();
+  await page.getByLabel('Tool name').fill('greet');
+  await page.getByRole('button', { name: 'Write tool' }).click();
+  await page.getByLabel('Description').fill('Greets someone by name.');
+  await page.getByRole('button', { name: 'Add parameter' }).click();
+  await page.getByLabel('Parameter 1 name').fill('name');
+  await page.getByLabel('Parameter 1 type').selectOption('string');
+  await page.getByLabel('Parameter 1 description').fill('Who to greet');
+  await page.getByLabel('Secrets used').fill('GREETING_PREFIX');
+  const code = page.getByRole('textbox', { name: 'Code' });
+  await code.fill(
+    [
+      'const prefix = env.GREETING_PREFIX;',
+      "console.log('greeting', params.name);",
+      "return { message: prefix + ', ' + params.name + '!' ;",
+    ].join('\n'),
+  );
+  await page.getByRole('button', { name: 'Save tool' }).click();
+  await expect
+    .poll(() => page.locator('#tool-error').textContent())
+    .toContain('Syntax error at line 3');
+  await expect
+    .poll(() => page.locator('.cm-error-line').textContent())
+    .toContain('return { message');
+  await screenshot('04-tool-syntax-error');
+  expect((await plane.admin('GET', `/api/servers/${SUB}/tools/greet`)).status).toBe(404);
+
+  // Completion knows the declared parameters.
+  await code.press('Control+End');
+  await page.keyboard.type('\nparams.');
+  await page.getByRole('option', { name: /^name/ }).waitFor();
+  await page.keyboard.press('Escape');
+
+  await code.fill(
+    [
+      'const prefix = env.GREETING_PREFIX;',
+      "console.log('greeting', params.name);",
+      "return { message: prefix + ', ' + params.name + '!' };",
+    ].join('\n'),
+  );
+  await page.getByRole('button', { name: 'Save tool' }).click();
+  await expect
+    .poll(() => page.locator('#tool-status').textContent())
+    .toContain('Saved as version 1');
+  expect(await page.locator('.cm-error-line').count()).toBe(0);
+
+  // Test run: the form comes from the declarations; result, console and duration show.
+  await page.getByLabel('name', { exact: true }).fill('Ada');
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await expect
+    .poll(() => page.locator('#run-outcome').textContent(), { timeout: 30_000 })
+    .toMatch(/Succeeded in \d+ ms/);
+  expect(await page.locator('pre.result').textContent()).toContain('"message": "Hello, Ada!"');
+  expect(await page.locator('.logs').textContent()).toContain('greeting Ada');
+  await page.getByRole('heading', { name: 'Version history' }).waitFor();
+  await screenshot('05-tool-test-run');
+
+  // OAuth 2.0: unreachable and incomplete metadata are refused inline, nothing saved.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByLabel('Security mode').selectOption('oauth2');
+  const unreachable = `${await closedPortOrigin()}/.well-known/oauth-authorization-server`;
+  await page.getByLabel('OAuth Server URL').fill(unreachable);
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await expect.poll(() => page.locator('#settings-error').textContent()).toContain('Not saved');
+  expect(await page.getByLabel('OAuth Server URL').inputValue()).toBe(unreachable);
+  await page
+    .getByLabel('OAuth Server URL')
+    .fill(`${doctored.origin}/.well-known/oauth-authorization-server`);
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await expect
+    .poll(() => page.locator('#settings-error').textContent())
+    .toContain('registration_endpoint');
+  expect(await page.getByLabel('Security mode').inputValue()).toBe('oauth2');
+  await screenshot('06-settings-oauth-refused');
+  expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.securityMode).toBe('none');
+
+  await page.getByLabel('OAuth Server URL').fill(as.metadataUrl);
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await expect
+    .poll(() => page.locator('#prm-url').textContent())
+    .toBe(`http://${SUB}.localhost:${plane.port}/.well-known/oauth-protected-resource`);
+  expect(await page.locator('#settings-error').textContent()).toBe('');
+  await screenshot('07-settings-oauth-active');
+  expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.oauth.issuer).toBe(as.issuer);
+
+  // Pools & activity: resize the tool's pool; the run shows in the log.
+  await page.getByRole('link', { name: 'Pools & activity' }).click();
+  await page.getByLabel('Minimum warm for greet').fill('0');
+  await page.getByLabel('Maximum size for greet').fill('3');
+  await page.getByRole('button', { name: 'Save pool size for greet' }).click();
+  await expect
+    .poll(async () => {
+      const { body } = await plane.admin('GET', '/api/pools');
+      return body.pools.find((pool: any) => pool.poolKey === `${SUB}/greet`)?.maxSize;
+    })
+    .toBe(3);
+  await page
+    .getByRole('row', { name: /greet.*OK/ })
+    .first()
+    .waitFor();
+  await screenshot('08-pools-activity');
+
+  // Delete, after a confirmation.
+  await page.getByRole('link', { name: 'Servers' }).click();
+  await page.getByRole('button', { name: `Delete ${SUB}` }).click();
+  await page
+    .getByRole('dialog')
+    .getByRole('button', { name: `Delete ${SUB}` })
+    .click();
+  await expect.poll(() => page.getByRole('row', { name: new RegExp(SUB) }).count()).toBe(0);
+  expect((await plane.admin('GET', `/api/servers/${SUB}`)).status).toBe(404);
+  expect(pageProblems).toEqual([]);
+}, 90_000);
