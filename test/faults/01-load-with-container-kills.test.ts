@@ -1,0 +1,93 @@
+/**
+ * 32 concurrent official-SDK clients make 10,000 `tools/call`s while a killer
+ * loop SIGKILLs a random runner container of this plane every 100–300 ms.
+ * Every call must settle with its own token or a clear, coded error; no call
+ * may ever receive another call's token; and once the killing stops, calls
+ * succeed again.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { childControlPlane, type ChildControlPlane } from './support/child-control-plane.js';
+import { runCallLoad } from './support/call-load.js';
+import { createEchoServer } from './support/echo-tools.js';
+import { formatFigures } from './support/load-figures.js';
+import {
+  planeContainers,
+  pollUntil,
+  removePlaneContainers,
+  startRandomKiller,
+} from './support/plane-containers.js';
+
+const CLIENTS = 32;
+const CALLS = 10_000;
+const TOOLS = ['echo_a', 'echo_b'];
+/** Error codes a killed container may cause; each comes with a message. */
+const EXPECTED_FAILURES = new Set([
+  'tool-error:ERR_CONTAINER_CRASHED',
+  'tool-error:ERR_SANDBOX_UNAVAILABLE',
+  'tool-error:ERR_NO_CAPACITY',
+  'tool-error:ERR_PROTOCOL',
+]);
+
+let plane: ChildControlPlane;
+
+beforeAll(async () => {
+  plane = await childControlPlane({
+    POOL_MAX_SIZE: '8',
+    POOL_MIN_WARM: '2',
+    GENERIC_POOL_SIZE: '2',
+  });
+  await plane.start();
+  await createEchoServer(plane, 'load', TOOLS);
+});
+
+afterAll(async () => {
+  await plane?.close();
+  if (plane) await removePlaneContainers(plane.planeName);
+});
+
+it('answers every one of 10,000 calls with its own result or a clear error while containers die', async () => {
+  // Warm both pools so the figures measure the steady state, not the first starts.
+  const warmup = await runCallLoad({ url: plane.mcpUrl('load'), clients: 4, calls: 40, tools: TOOLS });
+  expect(warmup.ok, JSON.stringify(warmup)).toBe(40);
+
+  const killer = startRandomKiller(plane.planeName, 100, 300);
+  let kills = 0;
+  let figures;
+  try {
+    figures = await runCallLoad({
+      url: plane.mcpUrl('load'),
+      clients: CLIENTS,
+      calls: CALLS,
+      tools: TOOLS,
+      // Every fifth call sleeps a little, so kills land on busy containers too.
+      extraArgs: (index) => (index % 5 === 0 ? { delayMs: 5 + (index % 20) } : {}),
+      callTimeoutMs: 60_000,
+    });
+  } finally {
+    kills = await killer.stop();
+  }
+  console.log(`${formatFigures(`${CLIENTS} clients, random container kills (${kills} kills)`, figures)}`);
+
+  expect(figures.calls).toBe(CALLS);
+  expect(figures.errorsByKind['mixed-up'] ?? 0, 'answers carrying another call\'s token').toBe(0);
+  const unexpected = Object.keys(figures.errorsByKind).filter((kind) => !EXPECTED_FAILURES.has(kind));
+  expect(unexpected, JSON.stringify(figures.exampleMessages)).toEqual([]);
+  for (const [kind, message] of Object.entries(figures.exampleMessages)) {
+    expect(message.trim().length, `message of ${kind}`).toBeGreaterThan(5);
+  }
+  expect(kills).toBeGreaterThan(50);
+  // Kills fail only the calls on the killed container (plus starts racing a kill).
+  expect(figures.ok).toBeGreaterThan(CALLS * 0.8);
+
+  // Once the killing stops the service recovers by itself: a clean batch succeeds.
+  const after = await runCallLoad({ url: plane.mcpUrl('load'), clients: 8, calls: 200, tools: TOOLS });
+  console.log(formatFigures('after the kills', after));
+  expect(after.ok, JSON.stringify(after)).toBe(200);
+  // And no container is left busy.
+  const settled = await pollUntil(async () => {
+    const { body } = await plane.admin('GET', '/api/pools');
+    return (body.pools as { busy: number }[]).every((pool) => pool.busy === 0);
+  }, 10_000);
+  expect(settled).toBe(true);
+  expect((await planeContainers(plane.planeName)).length).toBeGreaterThan(0);
+});
