@@ -23,7 +23,13 @@ export async function buildOutputInTemp(): Promise<string> {
   try {
     await run(
       process.execPath,
-      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', distDir],
+      [
+        join(REPO_ROOT, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        distDir,
+      ],
       { cwd: REPO_ROOT, maxBuffer: 16 * 1048576 },
     );
   } catch (error) {

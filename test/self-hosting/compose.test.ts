@@ -20,12 +20,15 @@ const composeBinary = await run('docker-compose', ['version', '--short']).then(
 );
 
 /** The variables compose.yaml itself needs; the rest of .env is the control plane's. */
-const EXAMPLE_ENV = 'POSTGRES_PASSWORD=example-password\nDOCKER_GID=999\nADMIN_TOKEN=0123456789abcdef0123456789abcdef\n';
+const EXAMPLE_ENV =
+  'POSTGRES_PASSWORD=example-password\nDOCKER_GID=999\nADMIN_TOKEN=0123456789abcdef0123456789abcdef\n';
 
 let projectDir = '';
 
 /** `docker-compose config` on the repository's compose.yaml in the temp project; stdout, or the failure's stderr. */
-async function composeConfig(extraEnv: Record<string, string> = {}): Promise<{ ok: boolean; text: string }> {
+async function composeConfig(
+  extraEnv: Record<string, string> = {},
+): Promise<{ ok: boolean; text: string }> {
   try {
     const { stdout } = await run(
       'docker-compose',
@@ -64,7 +67,14 @@ const suiteName = composeBinary
 composeSuite(suiteName, () => {
   it('validates with docker-compose config -q', async () => {
     await expect(
-      run('docker-compose', ['-f', join(REPO_ROOT, 'compose.yaml'), '--project-directory', projectDir, 'config', '-q']),
+      run('docker-compose', [
+        '-f',
+        join(REPO_ROOT, 'compose.yaml'),
+        '--project-directory',
+        projectDir,
+        'config',
+        '-q',
+      ]),
     ).resolves.toBeDefined();
   });
 
@@ -79,7 +89,9 @@ composeSuite(suiteName, () => {
     expect(controlPlane).toContain('read_only: true');
     expect(controlPlane).toContain('no-new-privileges:true');
     expect(controlPlane).toContain('condition: service_healthy');
-    expect(controlPlane).toContain('DATABASE_URL: postgres://mcphost:example-password@postgres:5432/mcphost');
+    expect(controlPlane).toContain(
+      'DATABASE_URL: postgres://mcphost:example-password@postgres:5432/mcphost',
+    );
     expect(controlPlane).toContain('mcphost-data:/data');
     expect(postgres).toContain('image: postgres:16-alpine');
     expect(postgres).not.toContain('ports:');

@@ -58,14 +58,21 @@ async function waitForHealthz(timeoutMs: number): Promise<Response> {
   let lastError: unknown;
   while (Date.now() < deadline) {
     try {
-      return await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      return await fetch(`http://127.0.0.1:${port}/healthz`, {
+        signal: AbortSignal.timeout(2_000),
+      });
     } catch (error) {
       lastError = error;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-  const logs = container === undefined ? '' : (await container.logs({ stdout: true, stderr: true })).toString();
-  throw new Error(`healthz did not answer within ${timeoutMs} ms (${String(lastError)}); logs:\n${logs}`);
+  const logs =
+    container === undefined
+      ? ''
+      : (await container.logs({ stdout: true, stderr: true })).toString();
+  throw new Error(
+    `healthz did not answer within ${timeoutMs} ms (${String(lastError)}); logs:\n${logs}`,
+  );
 }
 
 beforeAll(async () => {
@@ -78,7 +85,12 @@ beforeAll(async () => {
     name: `mcphost-selfhost-test-${runId}`,
     Labels: label,
     // No socket in this test: the process driver needs none.
-    Env: ['SANDBOX_DRIVER=process', `PORT=${port}`, 'LISTEN_HOST=127.0.0.1', `ADMIN_TOKEN=${'a'.repeat(32)}`],
+    Env: [
+      'SANDBOX_DRIVER=process',
+      `PORT=${port}`,
+      'LISTEN_HOST=127.0.0.1',
+      `ADMIN_TOKEN=${'a'.repeat(32)}`,
+    ],
     HostConfig: {
       // dockerd runs with --bridge=none here: host networking is the only way to reach it, over loopback.
       NetworkMode: 'host',
@@ -134,15 +146,30 @@ describe('the offline control plane image', () => {
 
   it('runs the service as a non-root uid that can write only the data volume', async () => {
     await waitForHealthz(60_000);
-    const status = await execIn(['node', '-e', "process.stdout.write(require('fs').readFileSync('/proc/1/status','utf8'))"]);
+    const status = await execIn([
+      'node',
+      '-e',
+      "process.stdout.write(require('fs').readFileSync('/proc/1/status','utf8'))",
+    ]);
     const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(status.output);
-    expect(uids?.slice(1)).toEqual([CONTROL_PLANE_USER.split(':')[0], CONTROL_PLANE_USER.split(':')[0]]);
+    expect(uids?.slice(1)).toEqual([
+      CONTROL_PLANE_USER.split(':')[0],
+      CONTROL_PLANE_USER.split(':')[0],
+    ]);
 
     // The store and the generated master key landed in the volume.
-    const data = await execIn(['node', '-e', "process.stdout.write(require('fs').readdirSync('/data').join(','))"]);
+    const data = await execIn([
+      'node',
+      '-e',
+      "process.stdout.write(require('fs').readdirSync('/data').join(','))",
+    ]);
     expect(data.output.split(',')).toContain('master.key');
 
-    const writeCode = await execIn(['node', '-e', "require('fs').writeFileSync('/app/dist/evil.js','')"]);
+    const writeCode = await execIn([
+      'node',
+      '-e',
+      "require('fs').writeFileSync('/app/dist/evil.js','')",
+    ]);
     expect(writeCode.exitCode).not.toBe(0);
     expect(writeCode.output).toMatch(/EROFS|EACCES/);
   });
@@ -150,9 +177,11 @@ describe('the offline control plane image', () => {
 
 describe('buildControlPlaneImage input checks', () => {
   it('refuses a build output without the entry point, naming the file and the fix', async () => {
-    const error = await buildControlPlaneImage({ docker, distDir: '/nonexistent-mcphost-dist', tag }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await buildControlPlaneImage({
+      docker,
+      distDir: '/nonexistent-mcphost-dist',
+      tag,
+    }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'ERR_IMAGE_BUILD' });
     expect((error as Error).message).toBe(
       `cannot build ${tag}: /nonexistent-mcphost-dist/control-plane/main.js is missing (run npm run build first)`,

@@ -10,7 +10,15 @@ import { describe, expect, it } from 'vitest';
 import { offlineDockerfile } from '../../scripts/control-plane-image.js';
 import { REPO_ROOT } from './build-output.js';
 
-const RUNTIME_INSTRUCTIONS = ['USER', 'WORKDIR', 'ENV', 'VOLUME', 'EXPOSE', 'HEALTHCHECK', 'ENTRYPOINT'];
+const RUNTIME_INSTRUCTIONS = [
+  'USER',
+  'WORKDIR',
+  'ENV',
+  'VOLUME',
+  'EXPOSE',
+  'HEALTHCHECK',
+  'ENTRYPOINT',
+];
 
 /** Instructions of the last stage, joined across line continuations, keyed by instruction name. */
 function runtimeStage(dockerfile: string): Map<string, string[]> {
@@ -40,7 +48,9 @@ describe('Dockerfile and the offline image', () => {
 
   it('builds with the toolchain and ships production dependencies only, as a non-root user', () => {
     expect(repositoryDockerfile).toMatch(/^ARG NODE_IMAGE=node:22-slim$/m);
-    expect(repositoryDockerfile).toMatch(/apt-get install -y --no-install-recommends python3 make g\+\+/);
+    expect(repositoryDockerfile).toMatch(
+      /apt-get install -y --no-install-recommends python3 make g\+\+/,
+    );
     expect(repositoryDockerfile).toContain('RUN npm ci');
     expect(repositoryDockerfile).toContain('npm prune --omit=dev');
     const runtime = runtimeStage(repositoryDockerfile);
@@ -50,6 +60,7 @@ describe('Dockerfile and the offline image', () => {
 
   it('keeps host dependencies, build output, data and secrets out of the build context', () => {
     const ignored = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n');
-    for (const entry of ['node_modules', 'dist', 'data', '.env', '.git']) expect(ignored).toContain(entry);
+    for (const entry of ['node_modules', 'dist', 'data', '.env', '.git'])
+      expect(ignored).toContain(entry);
   });
 });

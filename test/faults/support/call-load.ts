@@ -10,7 +10,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { loopbackFetch } from '../../support/loopback-fetch.js';
-import { classifyResult, classifyThrown, TOKEN_PREFIX, type ClassifiedAnswer } from './classify-answer.js';
+import {
+  classifyResult,
+  classifyThrown,
+  TOKEN_PREFIX,
+  type ClassifiedAnswer,
+} from './classify-answer.js';
 import { FigureCollector, type LoadFigures } from './load-figures.js';
 
 /** Options of {@link runCallLoad}. */
@@ -64,11 +69,10 @@ export async function runCallLoad(options: CallLoadOptions): Promise<LoadFigures
       const name = options.tools[index % options.tools.length] ?? '';
       const begin = performance.now();
       const answer = await settleCall(
-        client.callTool(
-          { name, arguments: { token, ...options.extraArgs?.(index) } },
-          undefined,
-          { timeout: callTimeoutMs, maxTotalTimeout: callTimeoutMs },
-        ) as Promise<CallToolResult>,
+        client.callTool({ name, arguments: { token, ...options.extraArgs?.(index) } }, undefined, {
+          timeout: callTimeoutMs,
+          maxTotalTimeout: callTimeoutMs,
+        }) as Promise<CallToolResult>,
         token,
         callTimeoutMs + 5_000,
       );
