@@ -60,6 +60,8 @@ export class InvocationRunner {
     setImmediate(() => {
       this.#preparing = false;
       if (this.#prepared === null) this.#prepared = this.#contexts.create(this.#usesLodash);
+      // Idle time after `ready` (or a result): compile lodash now rather than on a tool's first use.
+      setImmediate(() => this.#contexts.compileLodash());
     });
   }
 

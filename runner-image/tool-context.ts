@@ -61,12 +61,19 @@ const CONTEXT_OPTIONS: vm.CreateContextOptions = {
 /** Compiles the bootstrap and lodash once; makes contexts from them. */
 export class ToolContextFactory {
   readonly #bootstrap: vm.Script;
-  readonly #lodash: vm.Script;
+  readonly #lodashSource: string;
+  #lodashScript: vm.Script | undefined;
 
-  /** `lodashPath`: file URL or path of lodash.min.js. */
+  /** `lodashPath`: file URL or path of lodash.min.js (read now, compiled when first needed). */
   constructor(lodashPath: URL | string) {
     this.#bootstrap = new vm.Script(BOOTSTRAP_SOURCE, { filename: 'mcphost-bootstrap.js' });
-    this.#lodash = new vm.Script(readFileSync(lodashPath, 'utf8'), { filename: 'lodash.min.js' });
+    this.#lodashSource = readFileSync(lodashPath, 'utf8');
+  }
+
+  /** Compiles lodash (~17 ms) if not yet done; the harness calls it while idle, after `ready`. */
+  compileLodash(): vm.Script {
+    this.#lodashScript ??= new vm.Script(this.#lodashSource, { filename: 'lodash.min.js' });
+    return this.#lodashScript;
   }
 
   /** A new context ready for one invocation; `withLodash` evaluates lodash in it now. */
@@ -75,12 +82,12 @@ export class ToolContextFactory {
     // host's Object.prototype (`this.constructor.constructor` would be the host's Function).
     const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
     const slot: BridgeSlot = { target: null };
-    const lodash = this.#lodash;
+    const factory = this;
     const bridge: HostBridge = (kind, a, b, c, d) => {
       // Never throw into the context: a host error is a host object.
       try {
         if (kind === 'lodash') {
-          lodash.runInContext(context);
+          factory.compileLodash().runInContext(context);
           return undefined;
         }
         const target = slot.target;
