@@ -11,6 +11,7 @@ import {
   secretValueSchema,
   subdomainSchema,
   toolDefinitionSchema,
+  toolLimitsSchema,
   toolNameSchema,
 } from '../store/records.js';
 
@@ -29,6 +30,8 @@ export const ServerSettingsBody = z
       .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token'))
       .max(32)
       .optional(),
+    /** Limits for the server's tools that set none of their own. */
+    limits: toolLimitsSchema.optional(),
     active: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'nothing to change');

@@ -15,6 +15,7 @@ export interface ServerView {
   oauthServerUrl: string | null;
   oauthAudience: string | null;
   oauthRequiredScopes: string[];
+  limits: ServerRecord['limits'];
   oauth: { issuer: string; protectedResourceMetadataUrl: string; resource: string } | null;
   toolCount: number;
   createdAt: string;
@@ -41,6 +42,7 @@ export function serverView(config: Config, server: ServerRecord, toolCount: numb
     oauthServerUrl: server.oauthServerUrl,
     oauthAudience: server.oauthAudience,
     oauthRequiredScopes: server.oauthRequiredScopes,
+    limits: server.limits,
     oauth,
     toolCount,
     createdAt: server.createdAt,

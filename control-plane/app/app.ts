@@ -139,6 +139,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         sandbox,
         broker,
         secrets: (subdomain) => cache.secrets(subdomain),
+        serverLimits: (subdomain) => cache.server(subdomain)?.limits,
         log: invocationLog,
         metrics,
         logger: log.child({ component: 'invocation' }),

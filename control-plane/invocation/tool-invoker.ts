@@ -41,6 +41,8 @@ export interface InvokerPorts {
     handle(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
   };
   secrets(subdomain: string): Readonly<Record<string, string>>;
+  /** The server's own limits (between the tool's and the defaults). */
+  serverLimits(subdomain: string): Partial<InvocationLimits> | undefined;
   /** The invocation log (written behind; `append` never blocks). */
   log: { append(entry: InvocationLogEntry): void };
   metrics: {
@@ -159,7 +161,7 @@ export class ToolInvoker {
       poolKey: poolKeyOf(tool.subdomain, tool.name),
       code: tool.code,
       env,
-      limits: resolveLimits(tool.limits, undefined, this.#defaults),
+      limits: resolveLimits(tool.limits, this.#ports.serverLimits(tool.subdomain), this.#defaults),
       strict: tool.strict,
     };
     const onLog = request.onLog;

@@ -16,6 +16,8 @@ export interface ServersTable {
   oauth_audience: string | null;
   /** JSON array of scope strings. */
   oauth_required_scopes: string;
+  /** JSON object {timeoutMs?, memoryMb?}: defaults for the server's tools. */
+  limits: Generated<string>;
   active: number;
   created_at: string;
   updated_at: string;

@@ -129,6 +129,8 @@ export const serverSettingsSchema = z.strictObject({
   /** Expected `aud` when it differs from the resource URL; null means the resource URL. */
   oauthAudience: z.string().max(2048).nullable(),
   oauthRequiredScopes: z.array(z.string().min(1).max(256)).max(64),
+  /** Limits of the server's tools that set none of their own. */
+  limits: toolLimitsSchema,
   active: z.boolean(),
 });
 export type ServerSettings = z.infer<typeof serverSettingsSchema>;

@@ -32,6 +32,7 @@ export function serverFromRow(row: Selectable<ServersTable>): ServerRecord {
     oauthMetadata: row.oauth_metadata === null ? null : JSON.parse(row.oauth_metadata),
     oauthAudience: row.oauth_audience,
     oauthRequiredScopes: JSON.parse(row.oauth_required_scopes),
+    limits: JSON.parse(row.limits),
     active: row.active === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

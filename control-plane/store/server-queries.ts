@@ -60,6 +60,7 @@ export async function createServer(context: StoreContext, input: NewServer): Pro
     oauth_metadata: null,
     oauth_audience: null,
     oauth_required_scopes: '[]',
+    limits: '{}',
     active: 1,
     created_at: now,
     updated_at: now,
@@ -131,6 +132,7 @@ export async function updateServerSettings(
             merged.oauthMetadata === null ? null : JSON.stringify(merged.oauthMetadata),
           oauth_audience: merged.oauthAudience,
           oauth_required_scopes: JSON.stringify(merged.oauthRequiredScopes),
+          limits: JSON.stringify(merged.limits),
           active: merged.active ? 1 : 0,
           updated_at: updatedAt,
         })
@@ -165,6 +167,7 @@ function settingsOf(server: ServerRecord): ServerSettings {
     oauthMetadata: server.oauthMetadata,
     oauthAudience: server.oauthAudience,
     oauthRequiredScopes: server.oauthRequiredScopes,
+    limits: server.limits,
     active: server.active,
   };
 }

@@ -224,6 +224,38 @@ export function describeAdminApi(
       expect((await plane.admin('GET', '/api/invocations?limit=0')).status).toBe(400);
     });
 
+    it('merges limits tool → server → default', async () => {
+      const sleepy = {
+        description: 'sleeps',
+        code: 'await new Promise((r) => setTimeout(r, 1500)); return "awake";',
+      };
+      expect((await plane.admin('PUT', '/api/servers/alpha/tools/sleepy', sleepy)).status).toBe(
+        201,
+      );
+      const limited = await plane.admin('PATCH', '/api/servers/alpha/settings', {
+        limits: { timeoutMs: 400 },
+      });
+      expect(limited.body.limits).toEqual({ timeoutMs: 400 });
+      const timedOut = await plane.admin('POST', '/api/servers/alpha/tools/sleepy/invoke', {});
+      expect(timedOut.body.error).toMatchObject({
+        code: 'ERR_TOOL_TIMEOUT',
+        message: expect.stringContaining('400 ms'),
+      });
+      const own = await plane.admin('PUT', '/api/servers/alpha/tools/sleepy', {
+        ...sleepy,
+        limits: { timeoutMs: 5000 },
+      });
+      expect(own.status).toBe(200);
+      expect(
+        (await plane.admin('POST', '/api/servers/alpha/tools/sleepy/invoke', {})).body,
+      ).toMatchObject({ ok: true, result: 'awake' });
+      expect(
+        (await plane.admin('PATCH', '/api/servers/alpha/settings', { limits: { timeoutMs: -5 } }))
+          .status,
+      ).toBe(400);
+      expect((await plane.admin('DELETE', '/api/servers/alpha/tools/sleepy')).status).toBe(204);
+    });
+
     it('shows and resizes pools within the caps', async () => {
       const resized = await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 1, maxSize: 3 });
       expect(resized.status).toBe(200);

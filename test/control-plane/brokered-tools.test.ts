@@ -7,7 +7,13 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDatabase, testConnection, uniqueTableName, type DatabaseType, type TestDatabase } from '../broker/database-targets.js';
+import {
+  openTestDatabase,
+  testConnection,
+  uniqueTableName,
+  type DatabaseType,
+  type TestDatabase,
+} from '../broker/database-targets.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
 let plane: TestControlPlane;
@@ -44,15 +50,25 @@ beforeAll(async () => {
     req.on('end', () => {
       received.push({ headers: req.headers, body, method: req.method });
       const status = req.url === '/fail' ? 500 : 200;
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ accepted: status === 200 }));
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ accepted: status === 200 }));
     });
   });
   await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
   webhookUrl = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}`;
   plane = await startTestControlPlane();
   expect((await plane.admin('POST', '/api/servers', { subdomain: 'seed' })).status).toBe(201);
-  expect((await plane.admin('PUT', '/api/servers/seed/tools/send_webhook', WEBHOOK_TOOL)).status).toBe(201);
-  expect((await plane.admin('PUT', '/api/servers/seed/secrets/WEBHOOK_SECRET', { value: 'whsec-0123456789' })).status).toBe(200);
+  expect(
+    (await plane.admin('PUT', '/api/servers/seed/tools/send_webhook', WEBHOOK_TOOL)).status,
+  ).toBe(201);
+  expect(
+    (
+      await plane.admin('PUT', '/api/servers/seed/secrets/WEBHOOK_SECRET', {
+        value: 'whsec-0123456789',
+      })
+    ).status,
+  ).toBe(200);
 }, 180_000);
 
 afterAll(async () => {
@@ -62,7 +78,11 @@ afterAll(async () => {
 
 describe('sdk.http from a runner container', () => {
   it('posts the webhook JSON with the secret header', async () => {
-    const result = await invoke('send_webhook', { url: `${webhookUrl}/hook`, event: 'order.created', data: { id: 7 } });
+    const result = await invoke('send_webhook', {
+      url: `${webhookUrl}/hook`,
+      event: 'order.created',
+      data: { id: 7 },
+    });
     expect(result).toMatchObject({ ok: true, result: { status: 200, reply: { accepted: true } } });
     const last = received.at(-1)!;
     expect(last.method).toBe('POST');
@@ -75,13 +95,21 @@ describe('sdk.http from a runner container', () => {
 
   it('returns an error status to the code, which decides', async () => {
     const result = await invoke('send_webhook', { url: `${webhookUrl}/fail`, event: 'x' });
-    expect(result).toMatchObject({ ok: false, error: { code: 'ERR_TOOL_ERROR', message: 'webhook answered 500: {"accepted":false}' } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'ERR_TOOL_ERROR', message: 'webhook answered 500: {"accepted":false}' },
+    });
   });
 
   it('refuses cloud metadata addresses from tool code', async () => {
-    const result = await invoke('send_webhook', { url: 'http://[::ffff:169.254.169.254]/latest', event: 'x' });
+    const result = await invoke('send_webhook', {
+      url: 'http://[::ffff:169.254.169.254]/latest',
+      event: 'x',
+    });
     expect(result.ok).toBe(false);
-    expect(result.error.message).toMatch(/egress to .* is not allowed: cloud metadata addresses are always refused/);
+    expect(result.error.message).toMatch(
+      /egress to .* is not allowed: cloud metadata addresses are always refused/,
+    );
   });
 });
 
@@ -92,9 +120,12 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db (%s) from a runner containe
   beforeAll(async () => {
     database = await openTestDatabase(type);
     const id = type === 'pg' ? 'id serial primary key' : 'id int auto_increment primary key';
-    await database.admin(`create table ${table} (${id}, email varchar(200) not null, region varchar(20) not null, amount int not null)`);
+    await database.admin(
+      `create table ${table} (${id}, email varchar(200) not null, region varchar(20) not null, amount int not null)`,
+    );
     const connection = JSON.stringify(testConnection(type));
-    const save = (name: string, body: object) => plane.admin('PUT', `/api/servers/seed/tools/${name}_${type}`, body);
+    const save = (name: string, body: object) =>
+      plane.admin('PUT', `/api/servers/seed/tools/${name}_${type}`, body);
     expect(
       (
         await save('add_sale', {
@@ -141,18 +172,34 @@ return { totals, eu: count.rows[0].n };`,
   });
 
   it('inserts rows and returns them with their id', async () => {
-    const first = await invoke(`add_sale_${type}`, { email: 'ada@example.com', region: 'eu', amount: 30 });
-    expect(first).toMatchObject({ ok: true, result: { id: expect.any(Number), email: 'ada@example.com', region: 'eu', amount: 30 } });
+    const first = await invoke(`add_sale_${type}`, {
+      email: 'ada@example.com',
+      region: 'eu',
+      amount: 30,
+    });
+    expect(first).toMatchObject({
+      ok: true,
+      result: { id: expect.any(Number), email: 'ada@example.com', region: 'eu', amount: 30 },
+    });
     await invoke(`add_sale_${type}`, { email: 'bob@example.com', region: 'us', amount: 12 });
     await invoke(`add_sale_${type}`, { email: 'cy@example.com', region: 'eu', amount: 8 });
   });
 
   it('finds a row, or returns {found: false}', async () => {
-    expect(await invoke(`find_customer_${type}`, { email: 'bob@example.com' })).toMatchObject({ ok: true, result: { found: true, region: 'us' } });
-    expect(await invoke(`find_customer_${type}`, { email: 'nobody@example.com' })).toMatchObject({ ok: true, result: { found: false } });
+    expect(await invoke(`find_customer_${type}`, { email: 'bob@example.com' })).toMatchObject({
+      ok: true,
+      result: { found: true, region: 'us' },
+    });
+    expect(await invoke(`find_customer_${type}`, { email: 'nobody@example.com' })).toMatchObject({
+      ok: true,
+      result: { found: false },
+    });
   });
 
   it('groups and sums with lodash, and counts with SQL', async () => {
-    expect(await invoke(`sales_by_region_${type}`, {})).toMatchObject({ ok: true, result: { totals: { eu: 38, us: 12 }, eu: 2 } });
+    expect(await invoke(`sales_by_region_${type}`, {})).toMatchObject({
+      ok: true,
+      result: { totals: { eu: 38, us: 12 }, eu: 2 },
+    });
   });
 });

@@ -80,6 +80,23 @@ it('fails calls fast while the engine is down and recovers without a control-pla
       `[faults] engine stopped in ${Math.round(performance.now() - stoppedAt)} ms (dockerd ${launch.args.join(' ')})`,
     );
 
+    // The control plane notices its containers died with the engine. (Without
+    // this wait a call may lease a container whose death is not yet noticed:
+    // the first run here saw such a call wait out the 30 s tool timeout, as
+    // DockerInstance.write drops data on a destroyed socket silently.)
+    const noticedAt = performance.now();
+    const noticed = await pollUntil(async () => {
+      const { body } = await plane.admin('GET', '/api/pools');
+      const pool = (body.pools as { poolKey: string; total: number }[]).find(
+        (row) => row.poolKey === 'engine/echo',
+      );
+      return pool !== undefined && pool.total === 0;
+    }, 20_000);
+    console.log(
+      `[faults] pool emptied ${noticed ? 'within' : 'NOT within'} ${Math.round(performance.now() - noticedAt)} ms of the engine's exit`,
+    );
+    expect(noticed, 'the pool drops the containers that died with the engine').toBe(true);
+
     // Down: every call settles quickly with a clear, coded error.
     const outage: { code: unknown; text: string; elapsedMs: number }[] = [];
     for (let i = 0; i < 5; i++) {
@@ -101,6 +118,9 @@ it('fails calls fast while the engine is down and recovers without a control-pla
         elapsedMs,
       });
     }
+    console.log(
+      `[faults] outage calls (ms): ${outage.map((o) => `${String(o.code)}@${Math.round(o.elapsedMs)}`).join(' ')}`,
+    );
     console.log(
       `[faults] during the outage: ${outage.length} calls, codes ${[...new Set(outage.map((o) => o.code))].join(', ')}, slowest ${Math.round(Math.max(...outage.map((o) => o.elapsedMs)))} ms, e.g. "${outage[0]?.text}"`,
     );

@@ -6,6 +6,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { StoreDialectName } from '../store-dialect.js';
 import { initialSchemaMigration } from './0001-initial.js';
+import { serverLimitsMigration } from './0002-server-limits.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -13,6 +14,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
     async getMigrations(): Promise<Record<string, Migration>> {
       return {
         '0001-initial': initialSchemaMigration(dialect),
+        '0002-server-limits': serverLimitsMigration,
       };
     },
   };
