@@ -24,6 +24,8 @@ export default defineConfig({
     maxWorkers: 1,
     minWorkers: 1,
     sequence: { sequencer: ByNameSequencer },
+    // The fault files skip themselves without it (see test/faults/support/fault-suite-guard.ts).
+    env: { MCPHOST_FAULTS_SUITE: '1' },
     testTimeout: 420_000,
     hookTimeout: 180_000,
     reporters: ['default'],

@@ -19,6 +19,7 @@ import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js
 import { buildRawBaselineCommand } from '../control-plane/sandbox/image/harness-command.js';
 import { ensureRunnerImage } from '../control-plane/sandbox/image/ensure-runner-image.js';
 import { startTestControlPlane, type TestControlPlane } from '../test/support/control-plane.js';
+import { lineEcho } from './raw-echo.js';
 import { percentile } from './stats.js';
 
 export interface McpBenchFigures {
@@ -159,15 +160,11 @@ async function rawStdioRoundTrips(image: string, samples: number): Promise<numbe
     pids: 64,
     command: buildRawBaselineCommand(),
   });
-  let pending: (() => void) | undefined;
-  instance.onStdout(() => pending?.());
-  const roundTrip = () =>
-    new Promise<void>((resolve) => {
-      pending = resolve;
-      instance.write('{"type":"ping"}\n');
-    });
+  const echo = lineEcho(instance);
+  // A tools/call-sized invoke line, so the floor carries the same bytes as the real thing.
+  const line = `${JSON.stringify({ type: 'invoke', invocation: '00000000-0000-0000-0000-000000000000', code: 'return 1;', params: {}, env: {}, timeoutMs: 30000, limits: { maxResultBytes: 1048576, maxLogBytes: 262144 } })}\n`;
   try {
-    return await timed(roundTrip, samples, WARM_UP);
+    return await timed(() => echo.roundTrip(line), samples, WARM_UP);
   } finally {
     await driver.close();
   }

@@ -15,12 +15,14 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { encodeMessage } from '../src/protocol/index.js';
 import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js';
-import type { SandboxInstance, SandboxSpec } from '../control-plane/sandbox/driver.js';
+import type { SandboxSpec } from '../control-plane/sandbox/driver.js';
 import { buildRawBaselineCommand } from '../control-plane/sandbox/image/harness-command.js';
 import { ensureRunnerImage } from '../control-plane/sandbox/image/ensure-runner-image.js';
 import type { InvokeHooks, ToolRuntime } from '../control-plane/sandbox/invocation.js';
 import { DEFAULT_INVOCATION_LIMITS } from '../control-plane/sandbox/limits.js';
 import { SandboxManager } from '../control-plane/sandbox/sandbox-manager.js';
+import { lineEcho } from './raw-echo.js';
+import { percentile } from './stats.js';
 
 /** Figures of one run, in milliseconds unless the name says otherwise. */
 export interface RunnerBenchFigures {
@@ -241,47 +243,8 @@ function benchTool(poolKey: string): ToolRuntime {
   return { poolKey, code: 'return 1;', env: {}, limits: LIMITS, strict: false };
 }
 
-/** Round trips over a raw echo instance: write a line, wait until it comes back whole. */
-function lineEcho(instance: SandboxInstance): { roundTrip(line: string): Promise<void> } {
-  let waiting: { bytes: number; resolve(): void } | undefined;
-  let received = 0;
-  instance.onStdout((chunk) => {
-    received += chunk.length;
-    if (waiting && received >= waiting.bytes) {
-      const done = waiting;
-      waiting = undefined;
-      received = 0;
-      done.resolve();
-    }
-  });
-  return {
-    roundTrip(line: string): Promise<void> {
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error('raw echo did not answer within 30 s')),
-          30_000,
-        );
-        waiting = {
-          bytes: Buffer.byteLength(line),
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        };
-        instance.write(line);
-      });
-    },
-  };
-}
-
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
 }
 
 function ms(value: number): string {

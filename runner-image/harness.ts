@@ -40,6 +40,9 @@ function main(): void {
 
   // A tool's promise rejected with nobody listening must not take the harness down.
   process.on('unhandledRejection', () => undefined);
+  // As PID 1 in its container the harness gets no default SIGTERM handling: without
+  // this, stopping the engine waits its full grace period for every runner.
+  process.on('SIGTERM', () => process.exit(0));
 
   const reader = new LineReader({
     schema: ControlMessage,

@@ -5,10 +5,11 @@
  * `tsx scripts/build-dashboard.ts`; `npm start` calls it when the assets are missing.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { isMainModule, listFiles, mtimeOrZero, newestMtime } from './file-times.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCE_DIR = path.join(ROOT, 'control-plane', 'dashboard', 'src');
@@ -31,7 +32,7 @@ export async function buildDashboard(
     path.join(ROOT, 'scripts', 'build-dashboard.ts'),
     path.join(ROOT, 'package-lock.json'),
   );
-  const newestSource = Math.max(0, ...(await Promise.all(sources.map(mtimeOrZero))));
+  const newestSource = await newestMtime(sources);
   const oldestOutput = Math.min(
     ...(await Promise.all(OUTPUTS.map((name) => mtimeOrZero(path.join(assetsDir, name))))),
   );
@@ -64,25 +65,7 @@ export async function buildDashboard(
   return { assetsDir };
 }
 
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name));
-}
-
-async function mtimeOrZero(file: string): Promise<number> {
-  try {
-    return (await stat(file)).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-if (
-  process.argv[1] !== undefined &&
-  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
-) {
+if (isMainModule(import.meta.url)) {
   const { assetsDir } = await buildDashboard();
   console.log(`dashboard: ${assetsDir}`);
 }

@@ -4,10 +4,11 @@
  * `dist/runner/lodash.min.js`. Skips work when the outputs are newer than every
  * input. Runnable as `tsx scripts/build-harness.ts`.
  */
-import { copyFile, mkdir, readdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { isMainModule, listFiles, mtimeOrZero, newestMtime } from './file-times.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Folders whose files go into the bundle. */
@@ -57,30 +58,7 @@ export async function buildHarness(
   return { harnessPath, lodashPath };
 }
 
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name));
-}
-
-async function newestMtime(files: string[]): Promise<number> {
-  const times = await Promise.all(files.map(mtimeOrZero));
-  return Math.max(0, ...times);
-}
-
-async function mtimeOrZero(file: string): Promise<number> {
-  try {
-    return (await stat(file)).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-if (
-  process.argv[1] !== undefined &&
-  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
-) {
+if (isMainModule(import.meta.url)) {
   const { harnessPath, lodashPath } = await buildHarness();
   console.log(`harness: ${harnessPath}\nlodash: ${lodashPath}`);
 }

@@ -27,6 +27,7 @@ import { buildImage, messageOf } from '../control-plane/sandbox/image/image-buil
 import { RUNNER_USER } from '../control-plane/sandbox/image/harness-command.js';
 import { ensureLocalNodeBase } from '../control-plane/sandbox/image/local-node-base.js';
 import { findRepoRoot } from '../control-plane/sandbox/image/repo-paths.js';
+import { exitWithFailure } from './file-times.js';
 
 const run = promisify(execFile);
 
@@ -238,12 +239,7 @@ async function main(): Promise<void> {
     });
     console.log(tag);
   } catch (error) {
-    console.error(
-      error instanceof Error
-        ? `${(error as { code?: string }).code ?? 'Error'}: ${error.message}`
-        : error,
-    );
-    process.exit(1);
+    exitWithFailure(error);
   }
 }
 

@@ -10,6 +10,7 @@ import {
   RunnerBase,
 } from '../control-plane/sandbox/image/ensure-runner-image.js';
 import { buildHarness } from './build-harness.js';
+import { exitWithFailure } from './file-times.js';
 
 const { values } = parseArgs({
   options: { base: { type: 'string' }, 'node-image': { type: 'string' } },
@@ -31,10 +32,5 @@ try {
   });
   console.log(tag);
 } catch (error) {
-  console.error(
-    error instanceof Error
-      ? `${(error as { code?: string }).code ?? 'Error'}: ${error.message}`
-      : error,
-  );
-  process.exit(1);
+  exitWithFailure(error);
 }

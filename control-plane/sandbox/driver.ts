@@ -32,7 +32,7 @@ export interface SandboxExit {
 export interface SandboxInstance {
   /** Container id or `process:<pid>`. */
   readonly id: string;
-  /** Writes bytes to the harness's stdin. */
+  /** Writes bytes to the harness's stdin; throws when the instance can no longer take input. */
   write(data: string): void;
   /** Receives stdout bytes (the protocol). */
   onStdout(listener: (chunk: Buffer) => void): void;

@@ -355,7 +355,10 @@ function asMcphostError(error: unknown): McphostError {
 function asUnavailable(error: unknown): McphostError {
   if (isMcphostError(error, 'ERR_SANDBOX_UNAVAILABLE')) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new McphostError('ERR_SANDBOX_UNAVAILABLE', `sandbox unavailable: ${message}`, {
+  const text = message.startsWith('sandbox unavailable')
+    ? message
+    : `sandbox unavailable: ${message}`;
+  return new McphostError('ERR_SANDBOX_UNAVAILABLE', text, {
     cause: error,
   });
 }

@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { faultIt, IN_FAULT_SUITE } from './support/fault-suite-guard.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { childControlPlane, type ChildControlPlane } from './support/child-control-plane.js';
 import { runCallLoad } from './support/call-load.js';
@@ -51,6 +52,7 @@ async function callReveal(): Promise<string> {
 }
 
 beforeAll(async () => {
+  if (!IN_FAULT_SUITE) return;
   plane = await childControlPlane({
     POOL_MAX_SIZE: '6',
     POOL_MIN_WARM: '1',
@@ -91,62 +93,65 @@ afterAll(async () => {
   if (plane) await removePlaneContainers(plane.planeName);
 });
 
-it('reaps the leftovers of a SIGKILLed control plane and keeps configuration and secrets', async () => {
-  expect(await callReveal()).toBe(SECRET_VALUE);
-  const before = await configurationSnapshot();
+faultIt(
+  'reaps the leftovers of a SIGKILLed control plane and keeps configuration and secrets',
+  async () => {
+    expect(await callReveal()).toBe(SECRET_VALUE);
+    const before = await configurationSnapshot();
 
-  // Load, then SIGKILL in the middle of it.
-  const stop = new AbortController();
-  const load = runCallLoad({
-    url: plane.mcpUrl('keep'),
-    clients: 8,
-    calls: 1_000_000,
-    tools: TOOLS,
-    extraArgs: (index) => (index % 3 === 0 ? { delayMs: 20 } : {}),
-    callTimeoutMs: 20_000,
-    signal: stop.signal,
-  });
-  await new Promise((r) => setTimeout(r, 3_000));
-  const running = await planeContainers(plane.planeName);
-  expect(running.length).toBeGreaterThan(0);
-  await plane.kill('SIGKILL');
-  stop.abort();
-  const figures = await load;
-  console.log(formatFigures('load cut by SIGKILL of the control plane', figures));
-  expect(figures.ok).toBeGreaterThan(0);
-  expect(figures.errorsByKind['mixed-up'] ?? 0).toBe(0);
-  expect(figures.errorsByKind['hang'] ?? 0).toBe(0);
-  expect(figures.errorsByKind['timeout'] ?? 0).toBe(0);
+    // Load, then SIGKILL in the middle of it.
+    const stop = new AbortController();
+    const load = runCallLoad({
+      url: plane.mcpUrl('keep'),
+      clients: 8,
+      calls: 1_000_000,
+      tools: TOOLS,
+      extraArgs: (index) => (index % 3 === 0 ? { delayMs: 20 } : {}),
+      callTimeoutMs: 20_000,
+      signal: stop.signal,
+    });
+    await new Promise((r) => setTimeout(r, 5_000));
+    const running = await planeContainers(plane.planeName);
+    expect(running.length).toBeGreaterThan(0);
+    await plane.kill('SIGKILL');
+    stop.abort();
+    const figures = await load;
+    console.log(formatFigures('load cut by SIGKILL of the control plane', figures));
+    expect(figures.ok).toBeGreaterThan(0);
+    expect(figures.errorsByKind['mixed-up'] ?? 0).toBe(0);
+    expect(figures.errorsByKind['hang'] ?? 0).toBe(0);
+    expect(figures.errorsByKind['timeout'] ?? 0).toBe(0);
 
-  // The dead process's containers are still there: nobody removed them.
-  const leftovers = await planeContainers(plane.planeName, true);
-  expect(leftovers.length).toBeGreaterThan(0);
-  const leftoverIds = new Set(leftovers.map((info) => info.Id));
+    // The dead process's containers are still there: nobody removed them.
+    const leftovers = await planeContainers(plane.planeName, true);
+    expect(leftovers.length).toBeGreaterThan(0);
+    const leftoverIds = new Set(leftovers.map((info) => info.Id));
 
-  const restartedAt = performance.now();
-  await plane.start();
-  const reaped = await pollUntil(async () => {
-    const now = await planeContainers(plane.planeName, true);
-    return now.every((info) => !leftoverIds.has(info.Id));
-  }, 30_000);
-  expect(reaped, 'containers of the killed control plane are removed at start').toBe(true);
-  console.log(
-    `[faults] SIGKILL: ${leftoverIds.size} leftover containers reaped within ${Math.round(performance.now() - restartedAt)} ms of the restart`,
-  );
+    const restartedAt = performance.now();
+    await plane.start();
+    const reaped = await pollUntil(async () => {
+      const now = await planeContainers(plane.planeName, true);
+      return now.every((info) => !leftoverIds.has(info.Id));
+    }, 30_000);
+    expect(reaped, 'containers of the killed control plane are removed at start').toBe(true);
+    console.log(
+      `[faults] SIGKILL: ${leftoverIds.size} leftover containers reaped within ${Math.round(performance.now() - restartedAt)} ms of the restart`,
+    );
 
-  expect(await configurationSnapshot()).toEqual(before);
-  expect(await callReveal()).toBe(SECRET_VALUE);
-  const after = await runCallLoad({
-    url: plane.mcpUrl('keep'),
-    clients: 8,
-    calls: 200,
-    tools: TOOLS,
-  });
-  expect(after.ok, JSON.stringify(after)).toBe(200);
-  const { body } = await plane.admin('GET', '/api/pools');
-  expect(body.pools).toEqual(
-    expect.arrayContaining([
-      expect.objectContaining({ poolKey: 'keep/echo_a', minWarm: 1, maxSize: 3 }),
-    ]),
-  );
-});
+    expect(await configurationSnapshot()).toEqual(before);
+    expect(await callReveal()).toBe(SECRET_VALUE);
+    const after = await runCallLoad({
+      url: plane.mcpUrl('keep'),
+      clients: 8,
+      calls: 200,
+      tools: TOOLS,
+    });
+    expect(after.ok, JSON.stringify(after)).toBe(200);
+    const { body } = await plane.admin('GET', '/api/pools');
+    expect(body.pools).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ poolKey: 'keep/echo_a', minWarm: 1, maxSize: 3 }),
+      ]),
+    );
+  },
+);

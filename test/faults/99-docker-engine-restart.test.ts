@@ -13,7 +13,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { faultIt, IN_FAULT_SUITE } from './support/fault-suite-guard.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { childControlPlane, type ChildControlPlane } from './support/child-control-plane.js';
 import {
@@ -45,6 +46,7 @@ async function readyStatus(): Promise<number> {
 }
 
 beforeAll(async () => {
+  if (!IN_FAULT_SUITE) return;
   plane = await childControlPlane({
     POOL_MAX_SIZE: '4',
     POOL_MIN_WARM: '2',
@@ -68,97 +70,100 @@ afterAll(async () => {
   }
 });
 
-it('fails calls fast while the engine is down and recovers without a control-plane restart', async () => {
-  expect((await call('tok-before')).result).toMatchObject({ content: [{ text: 'tok-before' }] });
-  expect(await readyStatus()).toBe(200);
-  const pid = plane.process?.pid;
+faultIt(
+  'fails calls fast while the engine is down and recovers without a control-plane restart',
+  async () => {
+    expect((await call('tok-before')).result).toMatchObject({ content: [{ text: 'tok-before' }] });
+    expect(await readyStatus()).toBe(200);
+    const pid = plane.process?.pid;
 
-  try {
-    const stoppedAt = performance.now();
-    const launch = await stopDockerEngine();
-    console.log(
-      `[faults] engine stopped in ${Math.round(performance.now() - stoppedAt)} ms (dockerd ${launch.args.join(' ')})`,
-    );
-
-    // The control plane notices its containers died with the engine. (Without
-    // this wait a call may lease a container whose death is not yet noticed:
-    // the first run here saw such a call wait out the 30 s tool timeout, as
-    // DockerInstance.write drops data on a destroyed socket silently.)
-    const noticedAt = performance.now();
-    const noticed = await pollUntil(async () => {
-      const { body } = await plane.admin('GET', '/api/pools');
-      const pool = (body.pools as { poolKey: string; total: number }[]).find(
-        (row) => row.poolKey === 'engine/echo',
+    try {
+      const stoppedAt = performance.now();
+      const launch = await stopDockerEngine();
+      console.log(
+        `[faults] engine stopped in ${Math.round(performance.now() - stoppedAt)} ms (dockerd ${launch.args.join(' ')})`,
       );
-      return pool !== undefined && pool.total === 0;
-    }, 20_000);
-    console.log(
-      `[faults] pool emptied ${noticed ? 'within' : 'NOT within'} ${Math.round(performance.now() - noticedAt)} ms of the engine's exit`,
-    );
-    expect(noticed, 'the pool drops the containers that died with the engine').toBe(true);
 
-    // Down: every call settles quickly with a clear, coded error.
-    const outage: { code: unknown; text: string; elapsedMs: number }[] = [];
-    for (let i = 0; i < 5; i++) {
-      const { result, elapsedMs } = await call(`tok-down-${i}`);
-      outage.push({
-        code: result._meta?.['mcphost/errorCode'],
-        text: (result.content[0] as { text: string }).text,
-        elapsedMs,
-      });
-      expect(result.isError, JSON.stringify(result)).toBe(true);
-    }
-    const concurrent = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => call(`tok-down-c${i}`)),
-    );
-    for (const { result, elapsedMs } of concurrent) {
-      outage.push({
-        code: result._meta?.['mcphost/errorCode'],
-        text: (result.content[0] as { text: string }).text,
-        elapsedMs,
-      });
-    }
-    console.log(
-      `[faults] outage calls (ms): ${outage.map((o) => `${String(o.code)}@${Math.round(o.elapsedMs)}`).join(' ')}`,
-    );
-    console.log(
-      `[faults] during the outage: ${outage.length} calls, codes ${[...new Set(outage.map((o) => o.code))].join(', ')}, slowest ${Math.round(Math.max(...outage.map((o) => o.elapsedMs)))} ms, e.g. "${outage[0]?.text}"`,
-    );
-    for (const { code, text, elapsedMs } of outage) {
-      expect(code).toBe('ERR_SANDBOX_UNAVAILABLE');
-      expect(text).toMatch(/^sandbox unavailable/);
-      expect(elapsedMs).toBeLessThan(FAIL_FAST_MS);
-    }
-    expect(await readyStatus()).toBe(503);
+      // The control plane notices its containers died with the engine. (Without
+      // this wait a call may lease a container whose death is not yet noticed:
+      // the first run here saw such a call wait out the 30 s tool timeout, as
+      // DockerInstance.write drops data on a destroyed socket silently.)
+      const noticedAt = performance.now();
+      const noticed = await pollUntil(async () => {
+        const { body } = await plane.admin('GET', '/api/pools');
+        const pool = (body.pools as { poolKey: string; total: number }[]).find(
+          (row) => row.poolKey === 'engine/echo',
+        );
+        return pool !== undefined && pool.total === 0;
+      }, 20_000);
+      console.log(
+        `[faults] pool emptied ${noticed ? 'within' : 'NOT within'} ${Math.round(performance.now() - noticedAt)} ms of the engine's exit`,
+      );
+      expect(noticed, 'the pool drops the containers that died with the engine').toBe(true);
 
-    const startedAt = performance.now();
-    await startDockerEngine(launch);
-    const engineBackMs = performance.now() - startedAt;
+      // Down: every call settles quickly with a clear, coded error.
+      const outage: { code: unknown; text: string; elapsedMs: number }[] = [];
+      for (let i = 0; i < 5; i++) {
+        const { result, elapsedMs } = await call(`tok-down-${i}`);
+        outage.push({
+          code: result._meta?.['mcphost/errorCode'],
+          text: (result.content[0] as { text: string }).text,
+          elapsedMs,
+        });
+        expect(result.isError, JSON.stringify(result)).toBe(true);
+      }
+      const concurrent = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => call(`tok-down-c${i}`)),
+      );
+      for (const { result, elapsedMs } of concurrent) {
+        outage.push({
+          code: result._meta?.['mcphost/errorCode'],
+          text: (result.content[0] as { text: string }).text,
+          elapsedMs,
+        });
+      }
+      console.log(
+        `[faults] outage calls (ms): ${outage.map((o) => `${String(o.code)}@${Math.round(o.elapsedMs)}`).join(' ')}`,
+      );
+      console.log(
+        `[faults] during the outage: ${outage.length} calls, codes ${[...new Set(outage.map((o) => o.code))].join(', ')}, slowest ${Math.round(Math.max(...outage.map((o) => o.elapsedMs)))} ms, e.g. "${outage[0]?.text}"`,
+      );
+      for (const { code, text, elapsedMs } of outage) {
+        expect(code).toBe('ERR_SANDBOX_UNAVAILABLE');
+        expect(text).toMatch(/^sandbox unavailable/);
+        expect(elapsedMs).toBeLessThan(FAIL_FAST_MS);
+      }
+      expect(await readyStatus()).toBe(503);
 
-    // Up again: the same control plane (same process, same session) recovers by itself.
-    let attempts = 0;
-    const recovered = await pollUntil(
-      async () => {
-        attempts += 1;
-        const { result } = await call(`tok-after-${attempts}`);
-        return !result.isError;
-      },
-      RECOVERY_MS,
-      250,
-    );
-    const recoveryMs = performance.now() - startedAt;
-    console.log(
-      `[faults] engine answered ${Math.round(engineBackMs)} ms after its start; calls succeed again after ${Math.round(recoveryMs)} ms (${attempts} attempts)`,
-    );
-    expect(recovered).toBe(true);
-    expect(plane.process?.pid).toBe(pid);
-    for (let i = 0; i < 20; i++) {
-      expect((await call(`tok-again-${i}`)).result).toMatchObject({
-        content: [{ text: `tok-again-${i}` }],
-      });
+      const startedAt = performance.now();
+      await startDockerEngine(launch);
+      const engineBackMs = performance.now() - startedAt;
+
+      // Up again: the same control plane (same process, same session) recovers by itself.
+      let attempts = 0;
+      const recovered = await pollUntil(
+        async () => {
+          attempts += 1;
+          const { result } = await call(`tok-after-${attempts}`);
+          return !result.isError;
+        },
+        RECOVERY_MS,
+        250,
+      );
+      const recoveryMs = performance.now() - startedAt;
+      console.log(
+        `[faults] engine answered ${Math.round(engineBackMs)} ms after its start; calls succeed again after ${Math.round(recoveryMs)} ms (${attempts} attempts)`,
+      );
+      expect(recovered).toBe(true);
+      expect(plane.process?.pid).toBe(pid);
+      for (let i = 0; i < 20; i++) {
+        expect((await call(`tok-again-${i}`)).result).toMatchObject({
+          content: [{ text: `tok-again-${i}` }],
+        });
+      }
+      expect(await pollUntil(async () => (await readyStatus()) === 200, 10_000)).toBe(true);
+    } finally {
+      await ensureDockerEngineRunning();
     }
-    expect(await pollUntil(async () => (await readyStatus()) === 200, 10_000)).toBe(true);
-  } finally {
-    await ensureDockerEngineRunning();
-  }
-});
+  },
+);

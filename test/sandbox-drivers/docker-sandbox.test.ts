@@ -149,7 +149,8 @@ describe('DockerSandbox stdio', () => {
     const exit = await instance.exited;
     expect(exit).toMatchObject({ exitCode: 137, signal: 'SIGKILL', oomKilled: false });
     expect(await driver.client.inspect(instance.id)).toBeUndefined();
-    instance.write('ignored after death\n'); // must not throw
+    // A dead instance refuses input loudly, so its caller fails at once instead of waiting.
+    expect(() => instance.write('after death\n')).toThrow(/no longer takes input/);
   });
 
   it('reports the kernel OOM killer (memory outside the V8 heap)', async () => {

@@ -40,7 +40,8 @@ describe('ProcessSandbox', () => {
       signal: 'SIGKILL',
       oomKilled: false,
     });
-    instance.write('after death\n'); // must not throw
+    // A dead instance refuses input loudly, so its caller fails at once instead of waiting.
+    expect(() => instance.write('after death\n')).toThrow(/no longer takes input/);
   });
 
   it('runs harness.mjs with no environment but PATH, a temp cwd, and the heap flag from memoryMb', async () => {

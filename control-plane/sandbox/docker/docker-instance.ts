@@ -63,7 +63,11 @@ export class DockerInstance implements SandboxInstance {
   }
 
   write(data: string): void {
-    if (this.#gone || this.#socket.destroyed || !this.#socket.writable) return;
+    // Throwing (not dropping the line) lets the connection fail its invocation at
+    // once instead of waiting out the tool's timeout for an answer that cannot come.
+    if (this.#gone || this.#socket.destroyed || !this.#socket.writable) {
+      throw new Error(`container ${this.id.slice(0, 12)} no longer takes input`);
+    }
     this.#socket.write(data);
   }
 

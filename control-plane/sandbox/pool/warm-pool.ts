@@ -82,7 +82,12 @@ export function retireReasonFor(code: string): RetireReason {
 }
 
 /** One pool key's containers. */
+/** Containers dying before `ready` in a row before the pool reports the sandbox unavailable. */
+const MAX_DEATHS_WHILE_WARMING = 3;
+
 export class WarmPool {
+  /** Containers in a row that died before `ready`; reset by one that comes up. */
+  #deathsWhileWarming = 0;
   readonly key: string;
   readonly generic: boolean;
   readonly #context: PoolContext;
@@ -350,8 +355,10 @@ export class WarmPool {
 
   async #bringUp(instance: PooledInstance, spec: SandboxSpec): Promise<void> {
     const { defaults } = this.#context;
+    let created = false;
     try {
       const sandbox = await this.#context.driver.start(spec);
+      created = true;
       const connection = new RunnerConnection(sandbox, {
         maxLineBytes: defaults.maxLineBytes,
         startupTimeoutMs: defaults.startupTimeoutMs,
@@ -366,10 +373,18 @@ export class WarmPool {
       const failure = asUnavailable(error);
       this.#lastError = failure.message;
       if (instance.state !== 'retired') this.#retire(instance, 'start-failed');
+      // The engine created the container, which then died before `ready` (killed,
+      // crashed): the engine works, so replace it rather than failing every caller.
+      // Several deaths in a row do count as a sandbox failure (a broken image).
+      if (created && ++this.#deathsWhileWarming < MAX_DEATHS_WHILE_WARMING) {
+        this.#grow();
+        return;
+      }
       this.#context.reportStart(failure);
       this.#queue.failOldest(failure);
       return;
     }
+    this.#deathsWhileWarming = 0;
     this.#context.reportStart();
     if (instance.retireReason !== undefined) return; // retired while warming (drain, close)
     if (instance.generation !== this.#generation) {
@@ -449,7 +464,10 @@ function shuttingDown(): McphostError {
 function asUnavailable(error: unknown): McphostError {
   if (error instanceof McphostError && error.code === 'ERR_SANDBOX_UNAVAILABLE') return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new McphostError('ERR_SANDBOX_UNAVAILABLE', `sandbox unavailable: ${message}`, {
+  const text = message.startsWith('sandbox unavailable')
+    ? message
+    : `sandbox unavailable: ${message}`;
+  return new McphostError('ERR_SANDBOX_UNAVAILABLE', text, {
     cause: error,
   });
 }

@@ -151,8 +151,9 @@ class ProcessInstance implements SandboxInstance {
       this.#child.exitCode !== null ||
       this.#child.signalCode !== null ||
       !this.#child.stdin.writable
-    )
-      return;
+    ) {
+      throw new Error(`${this.id} no longer takes input`);
+    }
     this.#child.stdin.write(data);
   }
 
