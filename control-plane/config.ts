@@ -177,7 +177,7 @@ export const CONFIG_TABLE = {
     'POOL_MAX_INVOCATIONS_PER_CONTAINER',
     'invocations before a container is retired',
     positiveInt,
-    '100',
+    '1000',
   ),
   poolIdleTtlMs: entry(
     'POOL_IDLE_TTL_MS',
