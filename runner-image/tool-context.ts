@@ -82,12 +82,12 @@ export class ToolContextFactory {
     // host's Object.prototype (`this.constructor.constructor` would be the host's Function).
     const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
     const slot: BridgeSlot = { target: null };
-    const factory = this;
+    const compileLodash = () => this.compileLodash();
     const bridge: HostBridge = (kind, a, b, c, d) => {
       // Never throw into the context: a host error is a host object.
       try {
         if (kind === 'lodash') {
-          factory.compileLodash().runInContext(context);
+          compileLodash().runInContext(context);
           return undefined;
         }
         const target = slot.target;
