@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallOperation } from '../../src/protocol/index.js';
-import { isMcphostError, McphostError } from '../errors.js';
+import { isMcphostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { resolveLimits, type InvocationLimits } from '../sandbox/limits.js';
 import type {
@@ -106,15 +106,14 @@ export interface InvokeResult {
 export class ToolInvoker {
   readonly #ports: InvokerPorts;
   readonly #defaults: InvocationLimits;
+  #active = 0;
+  #idleWaiters: (() => void)[] = [];
 
   /** `defaults`: the service-wide limits from the configuration. */
   constructor(ports: InvokerPorts, defaults: InvocationLimits) {
     this.#ports = ports;
     this.#defaults = defaults;
   }
-
-  #active = 0;
-  #idleWaiters: (() => void)[] = [];
 
   /** Invocations running now. */
   get active(): number {
@@ -271,12 +270,4 @@ function pickSecrets(
     if (value !== undefined) env[name] = value;
   }
   return env;
-}
-
-/** Thrown when a tool does not exist; the MCP layer turns it into a JSON-RPC error. */
-export function unknownTool(subdomain: string, name: string): McphostError {
-  return new McphostError(
-    'ERR_NOT_FOUND',
-    `tool "${name}" does not exist on server "${subdomain}"`,
-  );
 }
