@@ -113,9 +113,20 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     await sandbox.start();
     closers.push(() => sandbox.close());
-    for (const settings of await store.getPoolSettings()) {
-      sandbox.configurePool(`${settings.subdomain}/${settings.tool}`, settings);
-    }
+    const applyPoolSettings = async () => {
+      for (const settings of await store.getPoolSettings()) {
+        sandbox.configurePool(`${settings.subdomain}/${settings.tool}`, settings);
+      }
+    };
+    await applyPoolSettings();
+    // A pool resized on any replica (PostgreSQL carries the change) is resized here too.
+    const stopPoolSync = store.onChange((change) => {
+      if (change.kind !== 'pool' && change.kind !== 'resync') return;
+      applyPoolSettings().catch((error: unknown) =>
+        log.warn({ err: error }, 'pool settings not applied'),
+      );
+    });
+    closers.push(stopPoolSync);
     const metrics = new Metrics(() => sandbox.stats());
 
     const broker = new Broker({

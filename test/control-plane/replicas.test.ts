@@ -1,0 +1,124 @@
+/**
+ * Two control planes sharing one PostgreSQL database, as replicas do: a
+ * change made through one takes effect on the other at once, with no
+ * restart — tools, the security mode, pool sizes.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startAuthorizationServer,
+  type TestAuthorizationServer,
+} from '../fixtures/authorization-server.js';
+import { postgresUrl } from '../store/store-targets.js';
+import { loopbackFetch } from '../support/loopback-fetch.js';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+
+const database = `mcphost_replicas_${randomBytes(6).toString('hex')}`;
+let first: TestControlPlane;
+let second: TestControlPlane;
+let as: TestAuthorizationServer;
+
+async function onServer(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl('postgres') });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+const initialize = (plane: TestControlPlane) =>
+  loopbackFetch(plane.mcpUrl('shared'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 't', version: '1' },
+      },
+    }),
+  });
+
+beforeAll(async () => {
+  await onServer(`CREATE DATABASE ${database}`);
+  const env = { DATABASE_URL: postgresUrl(database), GENERIC_POOL_SIZE: '0', POOL_MIN_WARM: '0' };
+  first = await startTestControlPlane(env);
+  second = await startTestControlPlane(env);
+  as = await startAuthorizationServer();
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([first?.close(), second?.close(), as?.close()]);
+  await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+});
+
+describe('replicas sharing PostgreSQL', () => {
+  it('serve a tool saved through the other at once', async () => {
+    expect((await first.admin('POST', '/api/servers', { subdomain: 'shared' })).status).toBe(201);
+    expect(
+      (
+        await first.admin('PUT', '/api/servers/shared/tools/hello', {
+          description: 'hi',
+          code: "return 'v1';",
+        })
+      ).status,
+    ).toBe(201);
+    await expect
+      .poll(
+        async () =>
+          (await second.admin('POST', '/api/servers/shared/tools/hello/invoke', {})).body.result,
+        { timeout: 5000 },
+      )
+      .toBe('v1');
+    expect(
+      (
+        await first.admin('PUT', '/api/servers/shared/tools/hello', {
+          description: 'hi',
+          code: "return 'v2';",
+        })
+      ).status,
+    ).toBe(200);
+    await expect
+      .poll(
+        async () =>
+          (await second.admin('POST', '/api/servers/shared/tools/hello/invoke', {})).body.result,
+        { timeout: 5000 },
+      )
+      .toBe('v2');
+  });
+
+  it('switch the security mode on every replica at once', async () => {
+    expect((await initialize(second)).status).toBe(200);
+    const saved = await first.admin('PATCH', '/api/servers/shared/settings', {
+      securityMode: 'oauth2',
+      oauthServerUrl: as.metadataUrl,
+    });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    await expect.poll(async () => (await initialize(second)).status, { timeout: 5000 }).toBe(401);
+    expect(
+      (await first.admin('PATCH', '/api/servers/shared/settings', { securityMode: 'none' })).status,
+    ).toBe(200);
+    await expect.poll(async () => (await initialize(second)).status, { timeout: 5000 }).toBe(200);
+  });
+
+  it('resize a pool on every replica', async () => {
+    expect(
+      (await first.admin('PUT', '/api/pools/shared/hello', { minWarm: 0, maxSize: 3 })).status,
+    ).toBe(200);
+    await expect
+      .poll(
+        async () =>
+          (await second.admin('GET', '/api/pools')).body.pools.find(
+            (p: { poolKey: string }) => p.poolKey === 'shared/hello',
+          )?.maxSize,
+        { timeout: 5000 },
+      )
+      .toBe(3);
+  });
+});
