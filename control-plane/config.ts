@@ -22,6 +22,9 @@ const csv = z.string().transform((v) =>
     .filter((s) => s.length > 0),
 );
 
+/** Variables whose values are credentials: named in errors, never shown. */
+const SECRET_VARIABLES = new Set(['ADMIN_TOKEN', 'METRICS_TOKEN', 'MASTER_KEY', 'DATABASE_URL']);
+
 interface Entry<T> {
   env: string;
   doc: string;
@@ -319,11 +322,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     const raw = env[item.env] ?? fromFile[item.env];
     const given = raw === undefined || raw === '' ? item.default : raw;
     const parsed = item.schema.safeParse(given);
-    if (parsed.success) values[key] = parsed.data;
-    else
-      problems.push(
-        `${item.env}=${JSON.stringify(given)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
-      );
+    if (parsed.success) {
+      values[key] = parsed.data;
+      continue;
+    }
+    // Never echo a value that may be a credential (tokens, keys, URLs with passwords).
+    const shown = SECRET_VARIABLES.has(item.env) ? '(value hidden)' : JSON.stringify(given);
+    problems.push(`${item.env}=${shown}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   }
   if (problems.length > 0) {
     throw new McphostError('ERR_CONFIG', `invalid configuration: ${problems.join('; ')}`, {

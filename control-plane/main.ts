@@ -58,7 +58,10 @@ async function main(): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     stopping = true;
     log.info({ signal }, 'shutting down');
     app.close().then(

@@ -487,9 +487,5 @@ function preloadLodash() {
   lodash();
 }
 
-function importError(specifier) {
-  return makeError('ERR_TOOL_ERROR', 'import() is not available in tool code (asked for ' + StringCtor(specifier) + ')');
-}
-
-return ObjectFreeze({ start: start, settle: settle, fire: fire, cancel: cancel, preloadLodash: preloadLodash, importError: importError });
+return ObjectFreeze({ start: start, settle: settle, fire: fire, cancel: cancel, preloadLodash: preloadLodash });
 })`;

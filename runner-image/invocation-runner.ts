@@ -14,7 +14,7 @@ import type {
 } from '../src/protocol/index.js';
 import { errorResultLine } from './protocol-lines.js';
 import { Invocation } from './invocation.js';
-import type { ContextApi, ToolContext, ToolContextFactory } from './tool-context.js';
+import type { ToolContext, ToolContextFactory } from './tool-context.js';
 
 /** How many compiled tool codes are kept; a container serves one tool, so one is the norm. */
 const COMPILED_CACHE_SIZE = 8;
@@ -45,7 +45,6 @@ export class InvocationRunner {
   #usesLodash = false;
   #preparing = false;
   #current: Invocation | null = null;
-  #currentApi: ContextApi | null = null;
 
   constructor(options: InvocationRunnerOptions) {
     this.#contexts = options.contexts;
@@ -110,7 +109,6 @@ export class InvocationRunner {
     });
     context.slot.target = invocation.bridge;
     this.#current = invocation;
-    this.#currentApi = context.api;
     // Evaluating the wrapper only creates the function; no tool code runs here.
     const tool: unknown = compiled.script.runInContext(context.context);
     try {
@@ -166,13 +164,13 @@ export class InvocationRunner {
   }
 
   /**
-   * Rejects import() with an error of the running tool's own realm. Only the
-   * running invocation can execute (ended ones get no replies and no timers).
+   * Rejects import() with a string: a primitive belongs to no realm. An object
+   * would have to come from some context, and code left over from an earlier
+   * invocation (an Atomics.waitAsync or FinalizationRegistry callback) can
+   * still run and call import() — handing it the current invocation's realm.
    */
   #refuseImport(specifier: string): never {
-    const api = this.#currentApi;
-    if (api === null) throw new Error('unreachable: import() with no invocation');
-    throw api.importError(String(specifier));
+    throw `import() is not available in tool code (asked for ${String(specifier).slice(0, 200)})`;
   }
 
   #remember(id: string): void {

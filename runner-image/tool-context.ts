@@ -22,8 +22,6 @@ export interface ContextApi {
   cancel(): void;
   /** Evaluates lodash into `sdk.lodash` now rather than on first use. */
   preloadLodash(): void;
-  /** An Error of the context's realm explaining that import() is unavailable. */
-  importError(specifier: string): unknown;
 }
 
 /** The host function the bootstrap holds; takes and returns primitives only. */

@@ -118,11 +118,12 @@ const ERROR_SCHEMA = {
   },
 };
 
-let cached: object | undefined;
+const cached = new Map<string, object>();
 
 /** The OpenAPI 3.1 document (built once). */
 export function openApiDocument(version: string): object {
-  if (cached) return cached;
+  const known = cached.get(version);
+  if (known) return known;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of OPERATIONS) {
     const parameters = [
@@ -161,11 +162,12 @@ export function openApiDocument(version: string): object {
       },
     };
   }
-  cached = {
+  const document = {
     openapi: '3.1.0',
     info: { title: 'mcphost admin API', version },
     components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
     paths,
   };
-  return cached;
+  cached.set(version, document);
+  return document;
 }

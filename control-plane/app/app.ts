@@ -162,7 +162,6 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       maxSessions: config.mcpMaxSessions,
     });
     sessions.start();
-    closers.push(() => sessions.closeAll());
     new ConfigSync(cache, (poolKey) => sandbox.retireTool(poolKey), sessions).start();
 
     const endpoint = new McpEndpoint({
@@ -202,15 +201,18 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       metrics: () => metrics.scrape(),
       onAuthFailure: (reason) => metrics.authFailure('admin', reason),
       readiness: async () => {
+        // Unauthenticated: say what failed, keep why (paths, users) in the log.
         const checks: Record<string, string> = {};
-        await driver.ping().then(
-          () => (checks.sandbox = 'ok'),
-          (error: Error) => (checks.sandbox = error.message),
-        );
-        await store.getMeta('admin_token_sha256').then(
-          () => (checks.store = 'ok'),
-          (error: Error) => (checks.store = error.message),
-        );
+        const check = (name: string, probe: Promise<unknown>) =>
+          probe.then(
+            () => (checks[name] = 'ok'),
+            (error: unknown) => {
+              log.warn({ err: error, check: name }, 'readiness check failed');
+              checks[name] = 'failed';
+            },
+          );
+        await check('sandbox', driver.ping());
+        await check('store', store.getMeta('admin_token_sha256'));
         return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
       },
     });
@@ -232,9 +234,10 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       },
       onError: (error, requestId) => httpLog.error({ err: error, requestId }, 'request failed'),
     });
-    // Shutdown runs these last three first: stop taking requests, let running
-    // invocations finish (up to the grace period), then close connections.
+    // Shutdown runs these last four first: stop taking requests, let running
+    // invocations finish (up to the grace period), close sessions, then connections.
     closers.push(() => listeners.close());
+    closers.push(() => sessions.closeAll());
     closers.push(() => invoker.whenIdle(config.shutdownGraceMs));
     closers.push(() => listeners.drain());
     return {

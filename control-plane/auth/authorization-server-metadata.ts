@@ -160,7 +160,7 @@ function collectWarnings(metadata: AuthorizationServerMetadata, metadataUrl: URL
   }
   // RFC 8414 §3.3 wants the issuer to match where metadata came from; a mismatch is
   // usually a proxy or trailing-slash difference, so it is reported, not fatal.
-  if (!metadataUrl.href.startsWith(new URL(metadata.issuer).origin)) {
+  if (metadataUrl.origin !== new URL(metadata.issuer).origin) {
     warnings.push(
       `the issuer ${metadata.issuer} is on a different origin than ${metadataUrl.href}`,
     );

@@ -22,6 +22,7 @@ const STATUS_BY_CODE: Partial<Record<McphostErrorCode, number>> = {
   ERR_SANDBOX_UNAVAILABLE: 503,
   ERR_SERVER_INACTIVE: 503,
   ERR_SHUTTING_DOWN: 503,
+  ERR_STORE: 503,
 };
 
 /** HTTP status for an error code; 500 for anything unexpected. */

@@ -54,11 +54,12 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
       const url = new URL(req.url ?? '/', 'http://request.invalid');
       const target = route(req.headers.host);
       const side = target.side;
-      res.once('finish', () =>
+      // 'close' also counts requests whose client went away (499, as nginx logs them).
+      res.once('close', () =>
         options.onRequest(
           side,
           routeOf(req),
-          res.statusCode,
+          res.writableFinished ? res.statusCode : 499,
           (performance.now() - started) / 1000,
           requestId,
         ),

@@ -58,9 +58,12 @@ export class OAuthGate {
         },
       );
     } catch (error) {
-      // The AS's keys could not be fetched: the token may be fine, so no 401 (clients
-      // would start a new authorization); a 503 says "try again".
-      if (!isMcphostError(error, 'ERR_OAUTH_METADATA')) throw error;
+      // The AS's keys could not be fetched, or the stored jwks_uri is no longer
+      // acceptable (plain HTTP after OAUTH_ALLOW_INSECURE_LOOPBACK was turned off):
+      // the token may be fine, so no 401 (clients would start a new authorization);
+      // a 503 says "try again", or "fix the settings".
+      if (!isMcphostError(error, 'ERR_OAUTH_METADATA') && !(error instanceof TypeError))
+        throw error;
       return {
         ok: false,
         status: 503,
@@ -115,7 +118,11 @@ export class OAuthGate {
         jwksCooldownMs: this.#config.oauthJwksCooldownMs,
         allowInsecureLoopback: this.#config.oauthAllowInsecureLoopback,
       });
-      if (this.#verifiers.size >= MAX_CACHED_VERIFIERS) this.#verifiers.clear();
+      // Drop the oldest, not all: clearing would make every server refetch its keys at once.
+      if (this.#verifiers.size >= MAX_CACHED_VERIFIERS) {
+        const oldest = this.#verifiers.keys().next().value;
+        if (oldest !== undefined) this.#verifiers.delete(oldest);
+      }
       this.#verifiers.set(key, verifier);
     }
     return verifier;

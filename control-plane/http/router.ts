@@ -55,9 +55,13 @@ export class Router {
         continue;
       }
       const params: Record<string, string> = {};
-      route.names.forEach((name, index) => {
-        params[name] = decodeURIComponent(found[index + 1] ?? '');
-      });
+      try {
+        route.names.forEach((name, index) => {
+          params[name] = decodeURIComponent(found[index + 1] ?? '');
+        });
+      } catch {
+        return { kind: 'not-found' }; // a malformed escape names nothing that exists
+      }
       return { kind: 'found', handler: route.handler, params, pattern: route.path };
     }
     return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };

@@ -51,9 +51,10 @@ export function checkArguments(
       return { ok: false, message: `unknown parameter "${name}" (declared: ${known})` };
     }
   }
-  const params: Record<string, unknown> = {};
+  // Own properties only: a parameter named toString or __proto__ must not find Object.prototype's.
+  const params: Record<string, unknown> = Object.create(null);
   for (const parameter of parameters) {
-    const value = given[parameter.name];
+    const value = Object.hasOwn(given, parameter.name) ? given[parameter.name] : undefined;
     if (value === undefined || (value === null && !parameter.required)) {
       if (parameter.required)
         return {

@@ -36,11 +36,16 @@ function acceptsBoth(req: IncomingMessage): boolean {
   return accept.includes('application/json') && accept.includes('text/event-stream');
 }
 
+/** `application/json`, parameters allowed — the media type, not a substring. */
+function isJsonMediaType(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
 function headersAsTransportRequires(req: IncomingMessage): boolean {
   const version = req.headers['mcp-protocol-version'];
   return (
     acceptsBoth(req) &&
-    (req.headers['content-type'] ?? '').includes('application/json') &&
+    isJsonMediaType(req.headers['content-type']) &&
     (version === undefined ||
       (typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
   );
@@ -74,6 +79,8 @@ export async function tryLeanPath(
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
+      // Reverse proxies must pass log lines on as they come.
+      'x-accel-buffering': 'no',
       'mcp-session-id': session.id,
     });
   };

@@ -28,6 +28,8 @@ export interface McpEndpointOptions {
 /** A session as the endpoint keeps it: registry entry, SDK transport, lean-path state. */
 interface TransportSession extends McpSession, LeanSession {
   readonly transport: StreamableHTTPServerTransport;
+  /** Set once the session closed, whoever closed it. */
+  closed: boolean;
 }
 
 /** A JSON-RPC error response outside any session (the transport is not involved). */
@@ -69,9 +71,15 @@ export class McpEndpoint {
       await this.#openSession(req, res, subdomain, caller);
       return;
     }
-    const session = this.#options.sessions.use(sessionId) as TransportSession | undefined;
-    // A session of another server or another caller is as unknown as a made-up id.
-    if (!session || session.subdomain !== subdomain || session.callerKey !== callerKeyOf(caller)) {
+    const session = this.#options.sessions.peek(sessionId) as TransportSession | undefined;
+    // A session of another server or another caller is as unknown as a made-up id
+    // (and is not kept alive by it: only a matching request marks it used).
+    if (
+      !session ||
+      session.subdomain !== subdomain ||
+      session.callerKey !== callerKeyOf(caller) ||
+      !this.#options.sessions.use(sessionId)
+    ) {
       sendJsonRpcError(res, 404, -32001, 'Session not found; start a new session with initialize');
       return;
     }
@@ -83,9 +91,14 @@ export class McpEndpoint {
     try {
       message = JSON.parse((await readBody(req, this.#options.maxBodyBytes)).toString('utf8'));
     } catch (error) {
-      // The same answers the transport gives when it reads the body itself.
+      // What the transport answers for these when it reads the body itself.
       if (error instanceof BodyTooLarge) sendJsonRpcError(res, 413, -32000, error.message);
       else sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      return;
+    }
+    // The session may have closed while the body arrived (server deleted, mode changed).
+    if (session.closed) {
+      sendJsonRpcError(res, 404, -32001, 'Session not found; start a new session with initialize');
       return;
     }
     if (await tryLeanPath(req, res, session, message)) return;
@@ -104,6 +117,12 @@ export class McpEndpoint {
     const server = createHostedMcpServer(callContext, state);
     let session: TransportSession | undefined;
     const inFlight = new Map<string | number, AbortController>();
+    // However the session ends (DELETE, idle, mode change), its lean calls stop
+    // as the SDK's own handlers do.
+    const abortAll = () => {
+      if (session) session.closed = true;
+      for (const controller of inFlight.values()) controller.abort('session closed');
+    };
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: maxBodyBytes,
@@ -117,23 +136,31 @@ export class McpEndpoint {
           state,
           context: callContext,
           inFlight,
+          closed: false,
           close: async () => {
-            for (const controller of inFlight.values()) controller.abort('session closed');
+            abortAll();
             await server.close();
           },
           notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
         };
         sessions.add(session);
       },
-      onsessionclosed: (id) => sessions.remove(id),
+      onsessionclosed: (id) => {
+        abortAll();
+        sessions.remove(id);
+      },
     });
     transport.onclose = () => {
+      abortAll();
       if (session) sessions.remove(session.id);
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res);
-    // Not an initialize request: the transport has answered with an error; nothing to keep.
-    if (!session) await server.close();
+    try {
+      await transport.handleRequest(req, res);
+    } finally {
+      // Not an initialize request: the transport has answered with an error; nothing to keep.
+      if (!session) await server.close();
+    }
   }
 }
 

@@ -51,6 +51,11 @@ export class SessionRegistry {
     return this.#sessions.size;
   }
 
+  /** The session without marking it used (to check whom it belongs to first). */
+  peek(id: string): McpSession | undefined {
+    return this.#sessions.get(id);
+  }
+
   /** The session, marked as used; undefined when unknown or expired. */
   use(id: string): McpSession | undefined {
     const session = this.#sessions.get(id);

@@ -109,6 +109,10 @@ export class SandboxManager {
   /** Reaps containers a killed control plane left behind, then fills the generic pool. */
   async start(): Promise<void> {
     if (this.#closed) throw new TypeError('SandboxManager.start: manager is closed');
+    // The sweep runs whatever happens below: an engine that is down at start comes back.
+    const interval = Math.max(50, Math.min(5_000, Math.floor(this.#defaults.idleTtlMs / 2)));
+    this.#sweepTimer = setInterval(() => this.#sweep(), interval);
+    this.#sweepTimer.unref();
     try {
       await this.#driver.reapLeftovers();
     } catch (error) {
@@ -116,9 +120,6 @@ export class SandboxManager {
       return;
     }
     this.#generic?.refill();
-    const interval = Math.max(50, Math.min(5_000, Math.floor(this.#defaults.idleTtlMs / 2)));
-    this.#sweepTimer = setInterval(() => this.#sweep(), interval);
-    this.#sweepTimer.unref();
   }
 
   /** Runs one invocation; resolves with its outcome (failures included), never rejects for them. */

@@ -11,6 +11,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { StoreChange } from './change-feed.js';
 import type { ServerRecord, ToolRecord } from './records.js';
 import type { Store } from './store.js';
+import { McphostError } from '../errors.js';
 import { messageOf } from './store-dialect.js';
 
 /** Everything cached about one server. */
@@ -29,6 +30,16 @@ export interface ConfigCacheOptions {
   retryDelayMs?: number;
 }
 
+/** Some servers of a reload failed; the others were applied. */
+class PartialReload extends Error {
+  constructor(
+    readonly failed: string[],
+    override readonly cause: unknown,
+  ) {
+    super(`${failed.length} server(s) could not be reloaded`);
+  }
+}
+
 const EMPTY_SECRETS: Readonly<Record<string, string>> = Object.freeze(Object.create(null));
 
 /** In-memory configuration of every server, kept current through `store.onChange`. */
@@ -44,6 +55,8 @@ export class ConfigCache {
   #unsubscribe: (() => void) | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** Why the last reload failed; cleared by the next success. */
+  #lastFailure: unknown = undefined;
   #loaded = false;
 
   constructor(store: Store, options: ConfigCacheOptions = {}) {
@@ -112,9 +125,19 @@ export class ConfigCache {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Resolves once every change received so far is applied (tests, graceful shutdown). */
+  /**
+   * Resolves once every change received so far is applied; rejects with
+   * ERR_STORE when a reload failed (it is retried), so a writer can say the
+   * change is saved but not yet served.
+   */
   async settled(): Promise<void> {
     while (this.#reloading !== undefined) await this.#reloading;
+    if (this.#pending.size > 0 && this.#lastFailure !== undefined) {
+      throw new McphostError(
+        'ERR_STORE',
+        `saved, but this process could not load the new configuration yet (retrying): ${messageOf(this.#lastFailure)}`,
+      );
+    }
   }
 
   #onChange(change: StoreChange): void {
@@ -131,9 +154,13 @@ export class ConfigCache {
         this.#pending.clear();
         try {
           await (batch === null ? this.#reloadAll() : this.#reloadSome(batch as string[]));
+          this.#lastFailure = undefined;
         } catch (error) {
-          this.#log(`config cache: reload failed, retrying: ${messageOf(error)}`);
-          for (const subdomain of batch ?? [null]) this.#pending.add(subdomain);
+          const failed = error instanceof PartialReload ? error.failed : (batch ?? [null]);
+          const cause = error instanceof PartialReload ? error.cause : error;
+          this.#lastFailure = cause;
+          this.#log(`config cache: reload failed, retrying: ${messageOf(cause)}`);
+          for (const subdomain of failed) this.#pending.add(subdomain);
           this.#retryLater();
           return;
         }
@@ -162,12 +189,24 @@ export class ConfigCache {
   }
 
   async #reloadSome(subdomains: string[]): Promise<void> {
-    const loaded = await Promise.all(subdomains.map((subdomain) => this.#loadServer(subdomain)));
+    // Each server on its own: one that cannot load (a secret that will not
+    // decrypt) must not hold the others back.
+    const results = await Promise.allSettled(
+      subdomains.map((subdomain) => this.#loadServer(subdomain)),
+    );
     const changed: string[] = [];
+    const failed: string[] = [];
+    let firstFailure: unknown;
     // Replace the map rather than mutate it, so a reader never sees half of a reload.
     const next = new Map(this.#servers);
     subdomains.forEach((subdomain, index) => {
-      const entry = loaded[index];
+      const result = results[index]!;
+      if (result.status === 'rejected') {
+        failed.push(subdomain);
+        firstFailure ??= result.reason;
+        return;
+      }
+      const entry = result.value;
       if (sameEntry(next.get(subdomain), entry)) return;
       if (entry === undefined) next.delete(subdomain);
       else next.set(subdomain, entry);
@@ -175,6 +214,7 @@ export class ConfigCache {
     });
     this.#servers = next;
     this.#announce(changed);
+    if (failed.length > 0) throw new PartialReload(failed, firstFailure);
   }
 
   #announce(subdomains: string[]): void {

@@ -24,6 +24,9 @@ export interface InvocationLogOptions {
   log?: (message: string) => void;
 }
 
+/** Wait after a failed write before the next attempt, in ms. */
+const RETRY_DELAY_MS = 1000;
+
 /** The part of the Store the log writes through. */
 export type InvocationSink = Pick<Store, 'appendInvocations' | 'pruneInvocations'>;
 
@@ -40,6 +43,10 @@ export class InvocationLog {
   #writing: Promise<void> | undefined;
   #closed = false;
   #dropped = 0;
+  /** Entries at the head of the queue that the running write is storing: never dropped. */
+  #inFlight = 0;
+  /** After a failed write, no new write starts before this time (ms since epoch). */
+  #retryAt = 0;
 
   constructor(store: InvocationSink, options: InvocationLogOptions = {}) {
     if (typeof store?.appendInvocations !== 'function')
@@ -61,7 +68,8 @@ export class InvocationLog {
     if (!parsed.success) throw new TypeError(`invalid invocation entry: ${parsed.error.message}`);
     this.#queue.push(parsed.data);
     if (this.#queue.length > this.#maxQueued) this.#dropOldest();
-    if (this.#queue.length >= this.#batchSize) this.#startWrite();
+    // While the store is failing, only the retry timer writes: appends must not hammer it.
+    if (this.#queue.length >= this.#batchSize && Date.now() >= this.#retryAt) this.#startWrite();
     else this.#flushTimer ??= setTimeout(() => this.#startWrite(), this.#flushIntervalMs).unref();
   }
 
@@ -107,14 +115,20 @@ export class InvocationLog {
   async #writeQueued(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.slice(0, this.#batchSize);
+      this.#inFlight = batch.length;
       try {
         await this.#store.appendInvocations(batch);
       } catch (error) {
         this.#log(
           `invocation log: cannot write ${batch.length} entries, will retry: ${messageOf(error)}`,
         );
-        if (!this.#closed) this.#flushTimer ??= setTimeout(() => this.#startWrite(), 1000).unref();
+        this.#retryAt = Date.now() + RETRY_DELAY_MS;
+        if (!this.#closed) {
+          this.#flushTimer ??= setTimeout(() => this.#startWrite(), RETRY_DELAY_MS).unref();
+        }
         return;
+      } finally {
+        this.#inFlight = 0;
       }
       this.#queue.splice(0, batch.length);
     }
@@ -122,7 +136,8 @@ export class InvocationLog {
 
   #dropOldest(): void {
     const excess = this.#queue.length - this.#maxQueued;
-    this.#queue.splice(0, excess);
+    // Oldest first, but behind the batch being written (its rows are leaving anyway).
+    this.#queue.splice(this.#inFlight, excess);
     this.#dropped += excess;
     // One line per thousand drops: an outage must not flood the log as well.
     if (this.#dropped % 1000 < excess) {

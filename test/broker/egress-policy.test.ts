@@ -31,6 +31,10 @@ describe('EgressPolicy', () => {
     '::ffff:0:a9fe:a9fe',
     '64:ff9b::a9fe:a9fe',
     '2002:a9fe:a9fe::',
+    'fd20:ce::254', // GCP's IPv6 metadata server
+    '168.63.129.16', // Azure WireServer: a public address
+    '100.100.100.200', // Alibaba Cloud, inside CGNAT space
+    '::ffff:168.63.129.16',
   ])('always refuses the metadata address %s, even when everything is allowed', (address) => {
     for (const policy of [publicOnly, allowEverything]) {
       const error = refusal(policy, 'metadata.google.internal', address);

@@ -154,6 +154,24 @@ describe('escape attempts', () => {
     expect(verdicts.join('\n')).not.toMatch(/IMPORTED/);
   });
 
+  it('code left over from an ended invocation cannot reach the next one through import()', async () => {
+    // Atomics.waitAsync callbacks outlive the invocation (timers do not). If import()
+    // were refused with an object, it would come from the running invocation's realm.
+    const first = await harness.invoke(`
+      const cell = new Int32Array(new SharedArrayBuffer(4));
+      Atomics.waitAsync(cell, 0, 0, 150).value.then(async () => {
+        try { await import('late') } catch (e) {
+          if (e !== null && typeof e === 'object') Object.getPrototypeOf(Object.getPrototypeOf(e)).polluted = 'stolen';
+        }
+      });
+      return 'first';`);
+    expect(valueOf(first)).toBe('first');
+    const second = await harness.invoke(
+      "await new Promise((r) => setTimeout(r, 400)); return ({}).polluted ?? 'clean';",
+    );
+    expect(valueOf(second)).toBe('clean');
+  });
+
   it('Symbol.for("nodejs.util.inspect.custom") is never called', async () => {
     const outcome = await harness.invoke(`
       const hook = Symbol.for('nodejs.util.inspect.custom');

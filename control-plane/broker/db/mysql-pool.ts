@@ -40,12 +40,17 @@ export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits):
       () => undefined,
     );
     core.query(`SET SESSION max_execution_time = ${limits.statementTimeoutMs}`, () => undefined);
+    // Dates travel as UTC both ways (the driver's timezone 'Z' only covers the client side).
+    core.query(`SET SESSION time_zone = '+00:00'`, () => undefined);
   });
   return {
     async run(statement) {
       const values = statement.values.map(bindableValue);
+      // execute(): a server-side prepared statement, so values are truly bound.
+      // query() would splice them into the SQL text escaped with backslashes, which
+      // a server in NO_BACKSLASH_ESCAPES mode reads as quotes: an injection.
       // The client-side timeout is a backstop for a server that stops answering.
-      const [result] = await pool.query({
+      const [result] = await pool.execute({
         sql: statement.sql,
         values,
         timeout: limits.statementTimeoutMs + 5_000,

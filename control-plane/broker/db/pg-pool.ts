@@ -10,11 +10,14 @@ import { parseInt8Text } from './json-safe.js';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
+const TIMESTAMP_OID = 1114;
 
 const typeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (text: string) => unknown {
     if (oid === INT8_OID) return parseInt8Text;
     if (oid === DATE_OID) return (text: string) => text;
+    // timestamp without time zone: read as UTC, not in the control plane's own zone.
+    if (oid === TIMESTAMP_OID) return (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
     return pg.types.getTypeParser(oid, format ?? 'text') as (text: string) => unknown;
   },
 };

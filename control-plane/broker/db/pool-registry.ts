@@ -101,7 +101,13 @@ export class PoolRegistry {
     type: 'pg' | 'mysql',
     connection: DbConnection,
   ): Promise<Entry> {
-    if (this.entries.size >= this.options.maxPools) await this.evictLeastRecentlyUsedIdle();
+    // Evicting waits for a pool to close, and other callers run meanwhile: check
+    // again after every wait, so concurrent new keys cannot overshoot maxPools.
+    while (this.entries.size >= this.options.maxPools) {
+      const before = this.entries.size;
+      await this.evictLeastRecentlyUsedIdle();
+      if (this.entries.size >= before && this.entries.size >= this.options.maxPools) break;
+    }
     // Another caller may have opened it while we evicted.
     const existing = this.entries.get(key);
     if (existing !== undefined) {

@@ -10,8 +10,18 @@ import { BlockList } from 'node:net';
 import { McphostError } from '../../errors.js';
 import { classifyHost, embeddedIpv4, parseIpv6, type IpLiteral } from './ip-address.js';
 
-/** Refused whatever the allow list says: cloud instance metadata (AWS, GCP, Azure, Oracle…, and AWS's IPv6 one). */
-const ALWAYS_REFUSED: readonly string[] = ['169.254.0.0/16', 'fd00:ec2::254/128'];
+/**
+ * Refused whatever the allow list says: cloud instance metadata — link-local
+ * (AWS, GCP, Azure IMDS, Oracle…), AWS's and GCP's IPv6 endpoints, Azure's
+ * WireServer (a public address!) and Alibaba Cloud's (inside CGNAT space).
+ */
+const ALWAYS_REFUSED: readonly string[] = [
+  '169.254.0.0/16',
+  'fd00:ec2::254/128',
+  'fd20:ce::254/128',
+  '168.63.129.16/32',
+  '100.100.100.200/32',
+];
 
 /** Refused unless allowed: addresses that reach this host, its LAN or nothing public. */
 const REFUSED_UNLESS_ALLOWED: readonly string[] = [

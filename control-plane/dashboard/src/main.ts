@@ -14,10 +14,13 @@ export type ViewCleanup = (() => void) | void;
 
 const TABS: ServerTab[] = ['settings', 'tools', 'secrets', 'activity'];
 let cleanup: ViewCleanup;
+/** Counts navigations: a view that finishes loading after a newer one started is discarded. */
+let navigation = 0;
 
 /** Renders the view the URL fragment names. */
 async function route(): Promise<void> {
   const main = document.getElementById('main')!;
+  const current = ++navigation;
   if (typeof cleanup === 'function') cleanup();
   cleanup = undefined;
   renderAccount();
@@ -25,20 +28,33 @@ async function route(): Promise<void> {
     renderSignIn(main);
     return;
   }
-  const parts = location.hash
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter((part) => part !== '')
-    .map((part) => decodeURIComponent(part));
   try {
+    const parts = location.hash
+      .replace(/^#\/?/, '')
+      .split('/')
+      .filter((part) => part !== '')
+      .map((part) => decodeURIComponent(part));
+    let rendered: ViewCleanup;
     if (parts[0] === 'servers' && parts[1]) {
       const tab = TABS.includes(parts[2] as ServerTab) ? (parts[2] as ServerTab) : 'settings';
-      cleanup = await renderServerPage(main, parts[1], tab, tab === 'tools' ? parts[3] : undefined);
+      rendered = await renderServerPage(
+        main,
+        parts[1],
+        tab,
+        tab === 'tools' ? parts[3] : undefined,
+      );
     } else {
-      cleanup = await renderServerList(main);
+      rendered = await renderServerList(main);
     }
+    if (current !== navigation) {
+      // Superseded while loading: stop its timers; the newer view owns the page.
+      if (typeof rendered === 'function') rendered();
+      return;
+    }
+    cleanup = rendered;
     focusHeading(main);
   } catch (error) {
+    if (current !== navigation) return;
     if (error instanceof ApiError && error.status === 401) {
       forgetToken();
       renderSignIn(main, 'The admin token is no longer accepted. Sign in again.');

@@ -10,7 +10,8 @@
  * default) uses the Node image when the engine already has it, else a runner
  * already built on the local base, else tries the registry for a short while,
  * else falls back to local and says why. The environment variable
- * MCPHOST_RUNNER_BASE (auto|registry|local) only changes the default of `base`.
+ * RUNNER_BASE (the control plane's setting) or MCPHOST_RUNNER_BASE (auto|registry|local)
+ * only changes the default of `base`.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -37,7 +38,7 @@ export const RUNNER_IMAGE_REPOSITORY = 'mcphost-runner';
 export interface EnsureRunnerImageOptions {
   /** Engine to build on; default `new Dockerode()` (DOCKER_HOST or /var/run/docker.sock). */
   docker?: Dockerode;
-  /** Base choice; default MCPHOST_RUNNER_BASE from `env`, else `auto`. */
+  /** Base choice; default RUNNER_BASE or MCPHOST_RUNNER_BASE from `env`, else `auto`. */
   base?: RunnerBase;
   /** Node image for the registry path; default `node:22-slim`. */
   nodeImage?: string;
@@ -117,13 +118,14 @@ export async function ensureRunnerImage(options: EnsureRunnerImageOptions = {}):
   return tag;
 }
 
-/** The base named by MCPHOST_RUNNER_BASE, else `auto`; anything else is a configuration error. */
+/** The base named by RUNNER_BASE or MCPHOST_RUNNER_BASE, else `auto`; anything else is a configuration error. */
 function defaultBase(env: Record<string, string | undefined>): RunnerBase {
-  const parsed = RunnerBase.safeParse(env.MCPHOST_RUNNER_BASE ?? 'auto');
+  const named = env.RUNNER_BASE ?? env.MCPHOST_RUNNER_BASE;
+  const parsed = RunnerBase.safeParse(named ?? 'auto');
   if (parsed.success) return parsed.data;
   throw new McphostError(
     'ERR_CONFIG',
-    `MCPHOST_RUNNER_BASE must be auto, registry or local, got "${env.MCPHOST_RUNNER_BASE}"`,
+    `RUNNER_BASE must be auto, registry or local, got "${named}"`,
   );
 }
 

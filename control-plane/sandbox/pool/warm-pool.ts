@@ -163,10 +163,7 @@ export class WarmPool {
       return Promise.resolve(adopted);
     }
     if (!this.#context.driverHealthy()) {
-      const why = this.#lastError ? `: ${this.#lastError}` : '';
-      return Promise.reject(
-        new McphostError('ERR_SANDBOX_UNAVAILABLE', `sandbox unavailable${why}`),
-      );
+      return Promise.reject(asUnavailable(this.#lastError ?? 'the Docker engine does not answer'));
     }
     const { maxSize } = this.#size;
     const { maxQueue, queueTimeoutMs } = this.#context.defaults;
@@ -370,6 +367,8 @@ export class WarmPool {
       connection.onBroken((error) => this.#onBroken(instance, error));
       await connection.ready;
     } catch (error) {
+      // Retired on purpose while warming (tool saved, drained, closed): not a failure.
+      if (instance.retireReason !== undefined && instance.retireReason !== 'start-failed') return;
       const failure = asUnavailable(error);
       this.#lastError = failure.message;
       if (instance.state !== 'retired') this.#retire(instance, 'start-failed');
