@@ -125,7 +125,7 @@ function defaultBase(env: Record<string, string | undefined>): RunnerBase {
   if (parsed.success) return parsed.data;
   throw new McphostError(
     'ERR_CONFIG',
-    `RUNNER_BASE must be auto, registry or local, got "${named}"`,
+    `${env.RUNNER_BASE !== undefined ? 'RUNNER_BASE' : 'MCPHOST_RUNNER_BASE'} must be auto, registry or local, got "${named}"`,
   );
 }
 
