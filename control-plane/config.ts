@@ -157,7 +157,7 @@ export const CONFIG_TABLE = {
   ),
   planeName: entry(
     'PLANE_NAME',
-    "label scope of this control plane's containers; leftovers with it are reaped at start",
+    "label scope of this control plane's containers; leftovers with it are reaped at start, so replicas sharing one Docker engine need distinct names",
     z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/),
     'mcphost',
   ),

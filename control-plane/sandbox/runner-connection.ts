@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  DEFAULT_MAX_LINE_BYTES,
   ERROR_CODES,
   HarnessMessage,
   LineReader,
@@ -25,6 +26,9 @@ import type { InvocationLimits } from './limits.js';
 import { faultFromExit, timeoutError } from './faults.js';
 
 /** Options of a connection; validated once at construction. */
+/** The largest line the harness reads (its LineReader's default): replies must fit. */
+const HARNESS_MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
+
 export interface RunnerConnectionOptions {
   /** Largest stdout line accepted, in bytes; default 16 MiB. */
   maxLineBytes?: number;
@@ -242,6 +246,14 @@ export class RunnerConnection {
           const error = {
             code: 'ERR_INTERNAL' as const,
             message: `the ${message.op} reply cannot be sent as JSON`,
+          };
+          line = encodeMessage({ ...base, ok: false, error });
+        }
+        // The harness faults on a line over the limit; the tool gets a clear error instead.
+        if (Buffer.byteLength(line) > HARNESS_MAX_LINE_BYTES) {
+          const error = {
+            code: 'ERR_REPLY_TOO_LARGE' as const,
+            message: `the ${message.op} answer is larger than ${HARNESS_MAX_LINE_BYTES} bytes once encoded; ask for less (fewer rows, a smaller response)`,
           };
           line = encodeMessage({ ...base, ok: false, error });
         }

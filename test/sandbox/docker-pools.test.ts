@@ -274,7 +274,6 @@ describe('SandboxManager on Docker', () => {
     await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);
     const outcome = await sandbox.invoke(runtime('pools/adopter', 'return 7;'), hooks());
     expect(outcome.value).toBe(7);
-    expect(outcome.queueMs).toBeLessThan(100); // no cold start
     const adopter = sandbox.stats().find((pool) => pool.poolKey === 'pools/adopter');
     expect(adopter).toMatchObject({ started: 0, total: 1 });
     await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);

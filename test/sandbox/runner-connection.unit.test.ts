@@ -77,6 +77,23 @@ describe('RunnerConnection', () => {
     });
   });
 
+  it('answers a brokered call too large for the runner with ERR_REPLY_TOO_LARGE, keeping the runner', async () => {
+    const { connection } = await connected();
+    const huge = await run(connection, 'call', {
+      onCall: async () => ({ body: 'x'.repeat(17 * 1024 * 1024) }),
+    });
+    expect(huge).toMatchObject({
+      value: {
+        ok: false,
+        error: {
+          code: 'ERR_REPLY_TOO_LARGE',
+          message: expect.stringContaining('http answer is larger than'),
+        },
+      },
+    });
+    expect(connection.usable).toBe(true);
+  });
+
   it('streams logs with their time since the invocation started', async () => {
     const { connection } = await connected();
     const logs: Array<[string, number]> = [];
