@@ -116,8 +116,14 @@ export class DatabaseBroker {
     signal: AbortSignal,
     work: (pool: DatabasePool) => Promise<T>,
   ): Promise<T> {
+    // A call cancelled while it waited for a pool must not reach the database
+    // (an INSERT would commit after the tool was told it was cancelled).
+    const guarded = (pool: DatabasePool) => {
+      if (signal.aborted) throw new McphostError('ERR_CANCELLED', 'the invocation was cancelled');
+      return work(pool);
+    };
     try {
-      return await raceAbort(this.registry.use(type, connection, work), signal);
+      return await raceAbort(this.registry.use(type, connection, guarded), signal);
     } catch (error) {
       throw translateDatabaseError(error, type, connection);
     }
