@@ -9,6 +9,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postInitialize } from '../support/mcp-requests.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
@@ -247,23 +248,7 @@ describe('server state', () => {
     expect(
       (await plane.admin('PATCH', '/api/servers/sleepy/settings', { active: false })).status,
     ).toBe(200);
-    const response = await loopbackFetch(plane.mcpUrl('sleepy'), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'x', version: '1' },
-        },
-      }),
-    });
+    const response = await postInitialize(plane.mcpUrl('sleepy'));
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({
       jsonrpc: '2.0',

@@ -25,6 +25,7 @@ import {
   startLoopbackServer,
   type LoopbackServer,
 } from '../auth/helpers/loopback-server.js';
+import { postInitialize } from '../support/mcp-requests.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
@@ -77,24 +78,7 @@ class MemoryOAuthClient implements OAuthClientProvider {
 }
 
 async function postMcp(headers: Record<string, string>, path = '/mcp') {
-  return loopbackFetch(new URL(path, plane.mcpUrl(SUB)), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 't', version: '1' },
-      },
-    }),
-  });
+  return postInitialize(new URL(path, plane.mcpUrl(SUB)), headers);
 }
 
 const challengeOf = (response: Response) => response.headers.get('www-authenticate') ?? '';

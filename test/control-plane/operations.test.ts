@@ -4,6 +4,7 @@
  * graceful shutdown that lets running calls finish.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postInitialize } from '../support/mcp-requests.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import {
   startTestControlPlane,
@@ -129,24 +130,7 @@ describe('request ids and logs', () => {
   it('never logs a secret value or a bearer token', async () => {
     const run = await plane.admin('POST', '/api/servers/ops/tools/leaky/invoke', {});
     expect(run.body.error.message).toBe('bad key [REDACTED:API_KEY]');
-    await loopbackFetch(plane.mcpUrl('ops'), {
-      method: 'POST',
-      headers: {
-        authorization: 'Bearer eyJhbGciOiJub25lIn0.e30.',
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'x', version: '1' },
-        },
-      }),
-    });
+    await postInitialize(plane.mcpUrl('ops'), { authorization: 'Bearer eyJhbGciOiJub25lIn0.e30.' });
     const everything = logLines.join('\n');
     expect(logLines.length).toBeGreaterThan(10);
     expect(everything).not.toContain(SECRET_VALUE);

@@ -11,7 +11,7 @@ import {
   type TestAuthorizationServer,
 } from '../fixtures/authorization-server.js';
 import { postgresUrl } from '../store/store-targets.js';
-import { loopbackFetch } from '../support/loopback-fetch.js';
+import { postInitialize } from '../support/mcp-requests.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
 const database = `mcphost_replicas_${randomBytes(6).toString('hex')}`;
@@ -29,21 +29,7 @@ async function onServer(statement: string): Promise<void> {
   }
 }
 
-const initialize = (plane: TestControlPlane) =>
-  loopbackFetch(plane.mcpUrl('shared'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 't', version: '1' },
-      },
-    }),
-  });
+const initialize = (plane: TestControlPlane) => postInitialize(plane.mcpUrl('shared'));
 
 beforeAll(async () => {
   await onServer(`CREATE DATABASE ${database}`);

@@ -1,8 +1,10 @@
 /**
- * The shapes the dashboard reads from the admin API (a browser-side copy of
- * control-plane/admin/server-view.ts and the store records: the bundle must
- * not pull in server code).
+ * The shapes the dashboard reads from the admin API. Where the control plane
+ * has the type, it is imported as a type only (erased from the bundle, so no
+ * server code reaches the browser); the rest mirror the API's answers.
  */
+import type { PoolStats } from '../../sandbox/pool/warm-pool.js';
+import type { InvocationRecord } from '../../store/records.js';
 
 /** A hosted server as `GET /api/servers` lists it. */
 export interface ServerInfo {
@@ -66,19 +68,8 @@ export interface InvokeResult {
   version: number;
 }
 
-/** One pool's figures from `GET /api/pools`. */
-export interface PoolInfo {
-  poolKey: string;
-  generic: boolean;
-  warm: number;
-  busy: number;
-  warming: number;
-  total: number;
-  queued: number;
-  minWarm: number;
-  maxSize: number;
-  lastError?: string;
-}
+/** One pool's figures from `GET /api/pools` (the control plane's own type). */
+export type PoolInfo = PoolStats;
 
 /** `GET /api/pools`. */
 export interface PoolsAnswer {
@@ -86,15 +77,5 @@ export interface PoolsAnswer {
   defaults: { minWarm: number; maxSize: number; maxSizeCap: number };
 }
 
-/** One row of the invocation log. */
-export interface InvocationInfo {
-  id: string;
-  at: string;
-  server: string;
-  tool: string;
-  version: number;
-  durationMs: number;
-  ok: boolean;
-  errorCode: string | null;
-  errorMessage: string | null;
-}
+/** One row of the invocation log (the store's record, as the API returns it). */
+export type InvocationInfo = InvocationRecord;

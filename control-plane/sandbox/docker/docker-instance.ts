@@ -9,6 +9,7 @@ import type { SandboxExit, SandboxInstance } from '../driver.js';
 import type { ContainerClient } from './container-client.js';
 import { StderrTail, looksLikeHeapExhaustion } from './stderr-tail.js';
 import { StreamDemuxer } from './stream-demuxer.js';
+import { StdoutFanout } from '../stdout-fanout.js';
 
 /** What a DockerInstance needs besides its container. */
 export interface DockerInstanceSettings {
@@ -31,9 +32,8 @@ export class DockerInstance implements SandboxInstance {
   readonly #settings: DockerInstanceSettings;
   readonly #stderr: StderrTail;
   readonly #socketClosed: Promise<void>;
-  #listeners: ((chunk: Buffer) => void)[] = [];
+  readonly #stdout = new StdoutFanout();
   // stdout that arrived before anyone listened (the harness may be quick to say `ready`).
-  #early: Buffer[] | undefined = [];
   #killing: Promise<void> | undefined;
   #gone = false;
 
@@ -50,7 +50,7 @@ export class DockerInstance implements SandboxInstance {
     this.#stderr = new StderrTail(settings.stderrTailBytes);
     const demuxer = new StreamDemuxer((stream, payload) => {
       if (stream === 'stderr') this.#stderr.push(payload);
-      else this.#emitStdout(payload);
+      else this.#stdout.emit(payload, true);
     });
     socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
     this.#socketClosed = new Promise((resolve) => {
@@ -72,11 +72,7 @@ export class DockerInstance implements SandboxInstance {
   }
 
   onStdout(listener: (chunk: Buffer) => void): void {
-    this.#listeners.push(listener);
-    const early = this.#early;
-    if (early === undefined) return;
-    this.#early = undefined;
-    for (const chunk of early) listener(chunk);
+    this.#stdout.listen(listener);
   }
 
   kill(): Promise<void> {
@@ -96,14 +92,6 @@ export class DockerInstance implements SandboxInstance {
     ]);
     clearTimeout(timer);
     if (timedOut) await this.#client.remove(this.id).catch(() => {});
-  }
-
-  #emitStdout(payload: Buffer): void {
-    if (this.#early !== undefined) {
-      this.#early.push(Buffer.from(payload));
-      return;
-    }
-    for (const listener of this.#listeners) listener(payload);
   }
 
   async #watchExit(): Promise<SandboxExit> {

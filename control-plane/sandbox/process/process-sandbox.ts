@@ -17,6 +17,7 @@ import {
   looksLikeHeapExhaustion,
 } from '../docker/stderr-tail.js';
 import { harnessNodeFlags } from '../image/harness-command.js';
+import { StdoutFanout } from '../stdout-fanout.js';
 
 /** Options of {@link ProcessSandbox}. */
 export interface ProcessSandboxOptions {
@@ -116,8 +117,7 @@ class ProcessInstance implements SandboxInstance {
   readonly spawned: Promise<void>;
   readonly #child: ChildProcessWithoutNullStreams;
   #killing: Promise<void> | undefined;
-  #listeners: ((chunk: Buffer) => void)[] = [];
-  #early: Buffer[] | undefined = [];
+  readonly #stdout = new StdoutFanout();
 
   constructor(child: ChildProcessWithoutNullStreams, stderr: StderrTail, workDir: string) {
     this.#child = child;
@@ -126,7 +126,7 @@ class ProcessInstance implements SandboxInstance {
       child.once('spawn', () => resolve());
       child.once('error', reject);
     });
-    child.stdout.on('data', (chunk: Buffer) => this.#emitStdout(chunk));
+    child.stdout.on('data', (chunk: Buffer) => this.#stdout.emit(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
     // EPIPE after the child died is reported by `exited`, not thrown.
     child.stdin.on('error', () => {});
@@ -158,11 +158,7 @@ class ProcessInstance implements SandboxInstance {
   }
 
   onStdout(listener: (chunk: Buffer) => void): void {
-    this.#listeners.push(listener);
-    const early = this.#early;
-    if (early === undefined) return;
-    this.#early = undefined;
-    for (const chunk of early) listener(chunk);
+    this.#stdout.listen(listener);
   }
 
   kill(): Promise<void> {
@@ -171,13 +167,5 @@ class ProcessInstance implements SandboxInstance {
       await this.exited;
     })();
     return this.#killing;
-  }
-
-  #emitStdout(chunk: Buffer): void {
-    if (this.#early !== undefined) {
-      this.#early.push(chunk);
-      return;
-    }
-    for (const listener of this.#listeners) listener(chunk);
   }
 }
