@@ -4,11 +4,9 @@
  */
 import type { z } from 'zod';
 import { McphostError } from '../errors.js';
+import { summariseProblems, validationProblems } from '../validation-problems.js';
 
-export interface ValidationProblem {
-  path: string;
-  message: string;
-}
+export type { ValidationProblem } from '../validation-problems.js';
 
 /** Returns the parsed value or throws ERR_VALIDATION naming `what` and each problem. */
 export function parseInput<S extends z.ZodType>(
@@ -18,13 +16,8 @@ export function parseInput<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const problems: ValidationProblem[] = result.error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    message: issue.message,
-  }));
-  const summary = problems
-    .slice(0, 5)
-    .map((p) => (p.path ? `${p.path}: ${p.message}` : p.message))
-    .join('; ');
-  throw new McphostError('ERR_VALIDATION', `invalid ${what}: ${summary}`, { details: problems });
+  const problems = validationProblems(result.error);
+  throw new McphostError('ERR_VALIDATION', `invalid ${what}: ${summariseProblems(problems, 5)}`, {
+    details: problems,
+  });
 }

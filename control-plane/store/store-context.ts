@@ -7,6 +7,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { z } from 'zod';
+import { summariseProblems, validationProblems } from '../validation-problems.js';
 import { McphostError, isMcphostError } from '../errors.js';
 import type { ChangeFeed, StoreChange } from './change-feed.js';
 import type { StoreDatabase } from './database-schema.js';
@@ -116,14 +117,8 @@ export function validate<Schema extends z.ZodType>(
 ): z.output<Schema> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    message: issue.message,
-  }));
-  const summary = issues.map((issue) =>
-    issue.path ? `${issue.path}: ${issue.message}` : issue.message,
-  );
-  throw new McphostError('ERR_VALIDATION', `invalid ${what}: ${summary.join('; ')}`, {
+  const issues = validationProblems(parsed.error);
+  throw new McphostError('ERR_VALIDATION', `invalid ${what}: ${summariseProblems(issues)}`, {
     details: { issues },
   });
 }

@@ -9,19 +9,7 @@ import {
   type DatabaseType,
   type TestDatabase,
 } from './database-targets.js';
-
-const context = (): { signal: AbortSignal } => ({ signal: new AbortController().signal });
-
-async function failure(
-  promise: Promise<unknown>,
-): Promise<{ code: string; message: string; details?: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected the call to fail');
-}
+import { context, failure } from './call-helpers.js';
 
 const ddl = {
   pg: (table: string) =>

@@ -6,17 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker, EgressPolicy, type HostLookup } from '../../control-plane/broker/index.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
-
-const context = (): { signal: AbortSignal } => ({ signal: new AbortController().signal });
-
-async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected the call to fail');
-}
+import { context, failure } from './call-helpers.js';
 
 describe('sdk.http egress policy', () => {
   // Two servers the allow list can tell apart: 127.0.0.1 is allowed, 127.0.0.2 is not.

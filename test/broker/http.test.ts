@@ -1,17 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker, EgressPolicy } from '../../control-plane/broker/index.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
-
-const context = (): { signal: AbortSignal } => ({ signal: new AbortController().signal });
-
-async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected the call to fail');
-}
+import { context, failure } from './call-helpers.js';
 
 describe('sdk.http through the broker', () => {
   let server: LoopbackServer;

@@ -1,0 +1,31 @@
+/**
+ * What a failed zod parse says to a person: each problem with the path where
+ * it sits. Shared by every edge that parses outside input (admin API bodies,
+ * store inputs), so problems read the same wherever they are reported.
+ */
+import type { z } from 'zod';
+
+export interface ValidationProblem {
+  /** Dotted path of the offending field; empty for the value as a whole. */
+  path: string;
+  message: string;
+}
+
+/** The problems of a failed parse, in the order zod found them. */
+export function validationProblems(error: z.ZodError): ValidationProblem[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    message: issue.message,
+  }));
+}
+
+/** `path: message; path: message…` for at most `limit` problems (default all). */
+export function summariseProblems(
+  problems: readonly ValidationProblem[],
+  limit = problems.length,
+): string {
+  return problems
+    .slice(0, limit)
+    .map((problem) => (problem.path ? `${problem.path}: ${problem.message}` : problem.message))
+    .join('; ');
+}
