@@ -240,7 +240,17 @@ async function measureThroughput(
 }
 
 function benchTool(poolKey: string): ToolRuntime {
-  return { poolKey, code: 'return 1;', env: {}, limits: LIMITS, strict: false };
+  const [server = poolKey, tool = 'tool'] = poolKey.split('/');
+  return {
+    server,
+    tool,
+    isolation: 'tool',
+    runtime: 'runc',
+    code: 'return 1;',
+    env: {},
+    limits: LIMITS,
+    strict: false,
+  };
 }
 
 function sleep(milliseconds: number): Promise<void> {

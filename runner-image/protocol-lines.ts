@@ -3,6 +3,7 @@
  * serialised (by JSON.stringify inside the tool's context), so they are spliced
  * into the line instead of being parsed and serialised a second time.
  */
+import { getHeapStatistics } from 'node:v8';
 import {
   encodeMessage,
   PROTOCOL_VERSION,
@@ -33,10 +34,15 @@ export function callLine(
 
 /** A successful result; `valueJson` must be one line of JSON. */
 export function okResultLine(invocation: string, valueJson: string): string {
-  return `{"type":"result","invocation":${JSON.stringify(invocation)},"ok":true,"value":${valueJson}}\n`;
+  return `{"type":"result","invocation":${JSON.stringify(invocation)},"ok":true,"heap":${heapUsedBytes()},"value":${valueJson}}\n`;
 }
 
 /** A failed result. */
 export function errorResultLine(invocation: string, error: WireError): string {
-  return encodeMessage({ type: 'result', invocation, ok: false, error });
+  return encodeMessage({ type: 'result', invocation, ok: false, error, heap: heapUsedBytes() });
+}
+
+/** V8 heap in use now; cheap (counters, no walk of the heap and no /proc read), once per result. */
+function heapUsedBytes(): number {
+  return getHeapStatistics().used_heap_size;
 }

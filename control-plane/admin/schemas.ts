@@ -6,7 +6,12 @@
  */
 import { z } from 'zod';
 import {
+  browserOriginSchema,
+  containerRuntimeSchema,
+  egressAllowEntrySchema,
+  isolationSchema,
   newServerSchema,
+  rateLimitSchema,
   poolSizingSchema,
   secretValueSchema,
   subdomainSchema,
@@ -32,6 +37,18 @@ export const ServerSettingsBody = z
       .optional(),
     /** Limits for the server's tools that set none of their own. */
     limits: toolLimitsSchema.optional(),
+    /** `server` (default): one container serves all the server's tools; `tool`: one per tool. */
+    isolation: isolationSchema.optional(),
+    /** OCI runtime: `runc` (default) or gVisor's `runsc` (the engine must have it). */
+    runtime: containerRuntimeSchema.optional(),
+    /** Most containers this server may hold; null = its fair share of the budget. */
+    maxContainers: z.number().int().min(1).max(10_000).nullable().optional(),
+    /** Private hosts/CIDRs with optional ports this server's tools may reach. */
+    egressAllow: z.array(egressAllowEntrySchema).max(64).optional(),
+    /** Browser origins allowed to call /mcp (requests without Origin are unaffected). */
+    allowedOrigins: z.array(browserOriginSchema).max(64).optional(),
+    /** Per-caller rate limit of /mcp; null = the service default. */
+    rateLimit: rateLimitSchema.nullable().optional(),
     active: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'nothing to change');

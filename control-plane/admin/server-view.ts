@@ -16,6 +16,12 @@ export interface ServerView {
   oauthAudience: string | null;
   oauthRequiredScopes: string[];
   limits: ServerRecord['limits'];
+  isolation: ServerRecord['isolation'];
+  runtime: ServerRecord['runtime'];
+  maxContainers: ServerRecord['maxContainers'];
+  egressAllow: ServerRecord['egressAllow'];
+  allowedOrigins: ServerRecord['allowedOrigins'];
+  rateLimit: ServerRecord['rateLimit'];
   oauth: { issuer: string; protectedResourceMetadataUrl: string; resource: string } | null;
   toolCount: number;
   createdAt: string;
@@ -43,6 +49,12 @@ export function serverView(config: Config, server: ServerRecord, toolCount: numb
     oauthAudience: server.oauthAudience,
     oauthRequiredScopes: server.oauthRequiredScopes,
     limits: server.limits,
+    isolation: server.isolation,
+    runtime: server.runtime,
+    maxContainers: server.maxContainers,
+    egressAllow: server.egressAllow,
+    allowedOrigins: server.allowedOrigins,
+    rateLimit: server.rateLimit,
     oauth,
     toolCount,
     createdAt: server.createdAt,

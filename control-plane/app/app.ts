@@ -150,7 +150,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         sandbox,
         broker,
         secrets: (subdomain) => cache.secrets(subdomain),
-        serverLimits: (subdomain) => cache.server(subdomain)?.limits,
+        server: (subdomain) => cache.server(subdomain),
         log: invocationLog,
         metrics,
         logger: log.child({ component: 'invocation' }),

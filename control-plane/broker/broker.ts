@@ -13,6 +13,18 @@ import { createGuardedAgent } from './http/guarded-agent.js';
 import { performHttpRequest, type HttpLimits } from './http/http-client.js';
 import type { Agent } from 'undici';
 
+/** What the broker learns about each call besides its arguments (the invoker supplies it). */
+export interface BrokerCallContext {
+  /** Aborted when the invocation ends (result, fault, timeout or cancellation). */
+  signal: AbortSignal;
+  /** The server (tenant) whose tool makes the call. */
+  server: string;
+  /** The invocation making the call. */
+  invocation: string;
+  /** The server's own egress allow entries, on top of the service-wide policy. */
+  egressAllow: readonly string[];
+}
+
 /** Options of Broker; every limit is optional and merges with its default using `??`. */
 export interface BrokerOptions {
   /** Which destinations tool traffic may reach. */
@@ -106,11 +118,7 @@ export class Broker {
    * Performs one brokered call. `args` is parsed with the op's schema; every
    * failure is a McphostError whose code travels on the wire.
    */
-  async handle(
-    op: CallOperation,
-    args: unknown,
-    context: { signal: AbortSignal },
-  ): Promise<unknown> {
+  async handle(op: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown> {
     switch (op) {
       case 'http':
         return performHttpRequest(this.agent, parseArgs(op, args), this.httpLimits, context.signal);

@@ -17,7 +17,7 @@ import type {
   ToolRuntime,
   InvokeHooks,
 } from '../sandbox/invocation.js';
-import type { ToolDefinition } from '../store/records.js';
+import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/records.js';
 import { checkArguments } from './arguments.js';
 import { createRedactor } from './redact.js';
 
@@ -34,15 +34,34 @@ export interface InvocableTool extends ToolDefinition {
   version: number;
 }
 
+/** What the broker learns about each brokered call besides its arguments. */
+export interface BrokerCallContext extends CallContext {
+  /** The server (tenant) whose tool makes the call: pools and slots are partitioned by it. */
+  server: string;
+  /** The invocation making the call: a database handle keeps one connection per invocation. */
+  invocation: string;
+  /** The server's own egress allow entries, on top of the service-wide EGRESS_ALLOW. */
+  egressAllow: readonly string[];
+}
+
+/** The parts of a server's settings an invocation depends on (from the configuration cache). */
+export interface ServerRuntimeSettings extends Pick<
+  ServerTenancy,
+  'isolation' | 'runtime' | 'egressAllow'
+> {
+  /** The server's own limits (between the tool's and the defaults). */
+  limits: ToolLimits;
+}
+
 /** The narrow ports the invoker depends on; the real classes satisfy them. */
 export interface InvokerPorts {
   sandbox: { invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> };
   broker: {
-    handle(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
+    handle(operation: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown>;
   };
   secrets(subdomain: string): Readonly<Record<string, string>>;
-  /** The server's own limits (between the tool's and the defaults). */
-  serverLimits(subdomain: string): Partial<InvocationLimits> | undefined;
+  /** The server's settings; undefined when it was deleted meanwhile (defaults apply). */
+  server(subdomain: string): ServerRuntimeSettings | undefined;
   /** The invocation log (written behind; `append` never blocks). */
   log: { append(entry: InvocationLogEntry): void };
   metrics: {
@@ -145,6 +164,7 @@ export class ToolInvoker {
   async #run(request: InvokeRequest): Promise<InvokeResult> {
     const { tool } = request;
     const started = Date.now();
+    const invocationId = randomUUID();
     const checked = checkArguments(tool.parameters, request.args);
     if (!checked.ok) {
       const error: OutcomeError = { code: 'ERR_INVALID_ARGUMENT', message: checked.message };
@@ -152,16 +172,26 @@ export class ToolInvoker {
         request,
         { ok: false, error, logs: [], durationMs: 0, queueMs: 0 },
         started,
+        invocationId,
       );
     }
     const env = pickSecrets(this.#ports.secrets(tool.subdomain), tool.secrets);
     const redact = createRedactor(env);
+    const server = this.#ports.server(tool.subdomain);
     const runtime: ToolRuntime = {
-      poolKey: poolKeyOf(tool.subdomain, tool.name),
+      server: tool.subdomain,
+      tool: tool.name,
+      isolation: server?.isolation ?? 'server',
+      runtime: server?.runtime ?? 'runc',
       code: tool.code,
       env,
-      limits: resolveLimits(tool.limits, this.#ports.serverLimits(tool.subdomain), this.#defaults),
+      limits: resolveLimits(tool.limits, server?.limits, this.#defaults),
       strict: tool.strict,
+    };
+    const tenant = {
+      server: tool.subdomain,
+      invocation: invocationId,
+      egressAllow: server?.egressAllow ?? [],
     };
     const onLog = request.onLog;
     const outcome = await this.#ports.sandbox.invoke(runtime, {
@@ -169,14 +199,14 @@ export class ToolInvoker {
       signal: request.signal,
       onLog: onLog && ((entry) => onLog({ ...entry, text: redact(entry.text) })),
       onCall: (operation, args, context) =>
-        this.#brokered(request.requestId, operation, args, context),
+        this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
     });
     const redacted: InvocationOutcome = {
       ...outcome,
       logs: outcome.logs.map((entry) => ({ ...entry, text: redact(entry.text) })),
       error: outcome.error && { ...outcome.error, message: redact(outcome.error.message) },
     };
-    return this.#finish(request, redacted, started);
+    return this.#finish(request, redacted, started, invocationId);
   }
 
   /** One sdk.http / sdk.db request, counted and logged by outcome. */
@@ -184,7 +214,7 @@ export class ToolInvoker {
     requestId: string,
     operation: CallOperation,
     args: unknown,
-    context: CallContext,
+    context: BrokerCallContext,
   ): Promise<unknown> {
     try {
       const value = await this.#ports.broker.handle(operation, args, context);
@@ -198,7 +228,12 @@ export class ToolInvoker {
     }
   }
 
-  #finish(request: InvokeRequest, outcome: InvocationOutcome, started: number): InvokeResult {
+  #finish(
+    request: InvokeRequest,
+    outcome: InvocationOutcome,
+    started: number,
+    invocationId: string,
+  ): InvokeResult {
     const { tool } = request;
     const outcomeLabel = outcome.ok ? 'ok' : (outcome.error?.code ?? 'ERR_INTERNAL');
     this.#ports.metrics.invocation(
@@ -225,7 +260,7 @@ export class ToolInvoker {
       );
     else this.#ports.logger.debug(fields, 'invocation finished');
     this.#ports.log.append({
-      id: randomUUID(),
+      id: invocationId,
       at: new Date(started).toISOString(),
       server: tool.subdomain,
       tool: tool.name,

@@ -15,6 +15,8 @@ export interface SandboxSpec {
   cpus: number;
   /** Largest number of processes/threads inside the instance. */
   pids: number;
+  /** OCI runtime (Docker `HostConfig.Runtime`): `runc` (default) or gVisor's `runsc`. */
+  runtime?: 'runc' | 'runsc';
   /** Replaces the harness command; used only by benchmarks' raw baselines. */
   command?: string[];
 }

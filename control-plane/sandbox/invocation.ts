@@ -9,8 +9,14 @@ import type { InvocationLimits } from './limits.js';
 
 /** Everything needed to run one tool; built by the caller from its cached configuration. */
 export interface ToolRuntime {
-  /** Identifies the tool's warm pool, e.g. `<subdomain>/<tool>`; one pool per key. */
-  poolKey: string;
+  /** The server (tenant) the tool belongs to: containers never cross servers. */
+  server: string;
+  /** The tool's name (its own pool under `isolation: "tool"`, and for statistics). */
+  tool: string;
+  /** `server`: the server's tools share containers; `tool`: each tool has its own. */
+  isolation: 'server' | 'tool';
+  /** OCI runtime of the container: runc, or gVisor's runsc. */
+  runtime: 'runc' | 'runsc';
   /** Body of an async function. */
   code: string;
   /** Only the secrets the tool lists, by name. */

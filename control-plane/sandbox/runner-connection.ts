@@ -85,6 +85,7 @@ export class RunnerConnection {
   readonly #now: () => number;
   readonly #brokenListeners: Array<(error: McphostError) => void> = [];
   #state: ConnectionState = 'starting';
+  #heapUsedBytes = 0;
   #active: ActiveInvocation | undefined;
   #brokenBy: McphostError | undefined;
   #settleReady: { resolve(): void; reject(error: McphostError): void; timer: NodeJS.Timeout };
@@ -125,6 +126,11 @@ export class RunnerConnection {
   }
 
   /** True while the connection can take an invocation (ready, idle, never faulted). */
+  /** V8 heap in use after the last invocation, in bytes, as the harness reported it. */
+  get heapUsedBytes(): number {
+    return this.#heapUsedBytes;
+  }
+
   get usable(): boolean {
     return this.#state === 'idle';
   }
@@ -263,6 +269,7 @@ export class RunnerConnection {
 
   #finish(active: ActiveInvocation, message: ResultMessage): void {
     this.#endInvocation(active);
+    if (message.heap !== undefined) this.#heapUsedBytes = message.heap;
     this.#state = 'idle';
     if (message.ok) return active.resolve({ ok: true, value: message.value });
     const error =

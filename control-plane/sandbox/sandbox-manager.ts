@@ -17,6 +17,7 @@ import type {
 } from './invocation.js';
 import { InvocationLimitsSchema, sameContainerShape } from './limits.js';
 import { LogCollector } from './log-collector.js';
+import { poolIdentityOf } from './pool/pool-key.js';
 import {
   parsePoolDefaults,
   validatePoolSize,
@@ -127,17 +128,13 @@ export class SandboxManager {
     const queuedAt = this.#now();
     const logs = new LogCollector(runtime.limits.maxLogBytes + LOG_NOTICE_SLACK_BYTES, hooks.onLog);
     if (this.#closed) return failed(shuttingDown(), logs.entries, 0, 0);
-    if (
-      typeof runtime?.poolKey !== 'string' ||
-      runtime.poolKey === '' ||
-      typeof runtime.code !== 'string'
-    ) {
-      throw new TypeError('SandboxManager.invoke: runtime needs a poolKey and code');
+    if (!runtime?.server || !runtime.tool || typeof runtime.code !== 'string') {
+      throw new TypeError('SandboxManager.invoke: runtime needs a server, a tool and code');
     }
     const checked = InvocationLimitsSchema.safeParse(runtime.limits);
     if (!checked.success) {
       const issue = checked.error.issues[0];
-      const message = `invalid limits for ${runtime.poolKey}: ${issue?.path.join('.')}: ${issue?.message}`;
+      const message = `invalid limits for ${runtime.server}/${runtime.tool}: ${issue?.path.join('.')}: ${issue?.message}`;
       return failed(new McphostError('ERR_VALIDATION', message), logs.entries, 0, 0);
     }
     const pool = this.#poolFor(runtime);
@@ -245,14 +242,15 @@ export class SandboxManager {
 
   #poolFor(runtime: ToolRuntime): WarmPool {
     const { memoryMb, cpus, pids } = runtime.limits;
-    let pool = this.#pools.get(runtime.poolKey);
+    const poolKey = poolIdentityOf(runtime).key;
+    let pool = this.#pools.get(poolKey);
     if (!pool) {
-      const size = this.#sizes.get(runtime.poolKey) ?? {
+      const size = this.#sizes.get(poolKey) ?? {
         minWarm: this.#defaults.minWarm,
         maxSize: this.#defaults.maxSize,
       };
-      pool = new WarmPool(runtime.poolKey, false, size, { memoryMb, cpus, pids }, this.#context);
-      this.#pools.set(runtime.poolKey, pool);
+      pool = new WarmPool(poolKey, false, size, { memoryMb, cpus, pids }, this.#context);
+      this.#pools.set(poolKey, pool);
     }
     pool.update({ memoryMb, cpus, pids }, runtime.strict);
     queueMicrotask(() => pool.refill());

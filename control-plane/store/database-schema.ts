@@ -18,6 +18,8 @@ export interface ServersTable {
   oauth_required_scopes: string;
   /** JSON object {timeoutMs?, memoryMb?}: defaults for the server's tools. */
   limits: Generated<string>;
+  /** JSON object of the tenancy settings (see `serverTenancySchema`); `{}` = the defaults. */
+  tenancy: Generated<string>;
   active: number;
   created_at: string;
   updated_at: string;

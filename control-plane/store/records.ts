@@ -56,8 +56,8 @@ export type ToolParameter = z.infer<typeof toolParameterSchema>;
 export const toolLimitsSchema = z.strictObject({
   /** Wall-clock limit of one invocation, in milliseconds. */
   timeoutMs: z.number().int().positive().max(3_600_000).optional(),
-  /** Memory limit of the tool's container, in MiB. */
-  memoryMb: z.number().int().positive().max(65_536).optional(),
+  /** Memory limit of the tool's container, in MiB (16 is the least a runner starts in). */
+  memoryMb: z.number().int().min(16, 'memoryMb must be at least 16 MiB').max(65_536).optional(),
 });
 export type ToolLimits = z.infer<typeof toolLimitsSchema>;
 
@@ -120,8 +120,73 @@ export type OAuthMetadataSnapshot = z.infer<typeof oauthMetadataSchema>;
 export const securityModeSchema = z.enum(['none', 'oauth2']);
 export type SecurityMode = z.infer<typeof securityModeSchema>;
 
+/** Whose tools share a container: the server's (default) or each tool's own. */
+export const isolationSchema = z.enum(['server', 'tool']);
+export type Isolation = z.infer<typeof isolationSchema>;
+
+/** The OCI runtime of a server's containers: runc (default) or gVisor's runsc. */
+export const containerRuntimeSchema = z.enum(['runc', 'runsc']);
+export type ContainerRuntime = z.infer<typeof containerRuntimeSchema>;
+
+/**
+ * One egress allow entry: an IP, CIDR or host name, optionally with `:port`
+ * (IPv6 in brackets: `[fd00::1]:443`, `[fd00::/8]:443`). The broker parses it;
+ * here only its size and characters are checked.
+ */
+export const egressAllowEntrySchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z0-9.:/[\]*-]+$/, 'an egress entry is an IP, CIDR or host name, with :port');
+
+/** A browser origin (`scheme://host[:port]`, no path) allowed to call a server's `/mcp`. */
+export const browserOriginSchema = z
+  .string()
+  .max(512)
+  .refine((value) => {
+    if (!URL.canParse(value)) return false;
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  }, 'an origin is scheme://host[:port] with no path, e.g. https://app.example.com');
+
+/** Requests per caller per minute with a burst allowance (token bucket). */
+export const rateLimitSchema = z.strictObject({
+  /** Sustained requests per minute per caller. */
+  perMinute: z.number().int().min(1).max(1_000_000),
+  /** Requests a caller may make at once before the rate applies. */
+  burst: z.number().int().min(1).max(100_000),
+});
+export type RateLimit = z.infer<typeof rateLimitSchema>;
+
+/** How a server shares this host with other tenants; stored as one JSON column. */
+export const serverTenancySchema = z.strictObject({
+  /** `server`: one container serves all the server's tools; `tool`: a container per tool. */
+  isolation: isolationSchema,
+  /** OCI runtime of the server's containers. */
+  runtime: containerRuntimeSchema,
+  /** Most containers this server may hold at once; null = its fair share of the budget. */
+  maxContainers: z.number().int().min(1).max(10_000).nullable(),
+  /** Private hosts/CIDRs (with optional ports) this server's tools may reach besides public addresses. */
+  egressAllow: z.array(egressAllowEntrySchema).max(64),
+  /** Browser origins allowed to call `/mcp`; requests without Origin are unaffected. */
+  allowedOrigins: z.array(browserOriginSchema).max(64),
+  /** Per-caller rate limit of `/mcp`; null = the service default (`RATE_LIMIT_*`). */
+  rateLimit: rateLimitSchema.nullable(),
+});
+export type ServerTenancy = z.infer<typeof serverTenancySchema>;
+
+/** Tenancy of a new server, and of servers saved before these settings existed. */
+export const DEFAULT_SERVER_TENANCY: Readonly<ServerTenancy> = Object.freeze({
+  isolation: 'server',
+  runtime: 'runc',
+  maxContainers: null,
+  egressAllow: [],
+  allowedOrigins: [],
+  rateLimit: null,
+});
+
 /** Settings of a hosted server that an operator may change. */
-export const serverSettingsSchema = z.strictObject({
+export const serverSettingsSchema = serverTenancySchema.extend({
   name: z.string().max(256),
   securityMode: securityModeSchema,
   oauthServerUrl: z.string().max(2048).nullable(),

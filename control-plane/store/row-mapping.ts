@@ -11,6 +11,7 @@ import type {
   ToolsTable,
   ToolVersionsTable,
 } from './database-schema.js';
+import { DEFAULT_SERVER_TENANCY } from './records.js';
 import type {
   InvocationRecord,
   PoolSettingsRecord,
@@ -33,6 +34,8 @@ export function serverFromRow(row: Selectable<ServersTable>): ServerRecord {
     oauthAudience: row.oauth_audience,
     oauthRequiredScopes: JSON.parse(row.oauth_required_scopes),
     limits: JSON.parse(row.limits),
+    ...DEFAULT_SERVER_TENANCY,
+    ...JSON.parse(row.tenancy),
     active: row.active === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -13,6 +13,7 @@ import {
   type ServerRecord,
   type ServerSettings,
   type ServerSettingsPatch,
+  type ServerTenancy,
 } from './records.js';
 import { serverFromRow } from './row-mapping.js';
 import {
@@ -61,6 +62,7 @@ export async function createServer(context: StoreContext, input: NewServer): Pro
     oauth_audience: null,
     oauth_required_scopes: '[]',
     limits: '{}',
+    tenancy: '{}',
     active: 1,
     created_at: now,
     updated_at: now,
@@ -133,6 +135,7 @@ export async function updateServerSettings(
           oauth_audience: merged.oauthAudience,
           oauth_required_scopes: JSON.stringify(merged.oauthRequiredScopes),
           limits: JSON.stringify(merged.limits),
+          tenancy: JSON.stringify(tenancyOf(merged)),
           active: merged.active ? 1 : 0,
           updated_at: updatedAt,
         })
@@ -168,7 +171,19 @@ function settingsOf(server: ServerRecord): ServerSettings {
     oauthAudience: server.oauthAudience,
     oauthRequiredScopes: server.oauthRequiredScopes,
     limits: server.limits,
+    ...tenancyOf(server),
     active: server.active,
+  };
+}
+
+function tenancyOf(settings: ServerTenancy): ServerTenancy {
+  return {
+    isolation: settings.isolation,
+    runtime: settings.runtime,
+    maxContainers: settings.maxContainers,
+    egressAllow: settings.egressAllow,
+    allowedOrigins: settings.allowedOrigins,
+    rateLimit: settings.rateLimit,
   };
 }
 

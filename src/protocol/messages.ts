@@ -126,6 +126,9 @@ export const CallMessage = z.object({
   args: z.unknown(),
 });
 
+/** V8 heap in use when the result was sent, in bytes: the pool retires a container whose heap stays high. */
+const HeapUsedBytes = z.number().int().nonnegative().optional();
+
 export const ResultMessage = z.discriminatedUnion('ok', [
   z.object({
     type: z.literal('result'),
@@ -133,12 +136,14 @@ export const ResultMessage = z.discriminatedUnion('ok', [
     ok: z.literal(true),
     /** The tool's return value, JSON-serialisable; `undefined` became `null`. */
     value: z.unknown(),
+    heap: HeapUsedBytes,
   }),
   z.object({
     type: z.literal('result'),
     invocation: InvocationId,
     ok: z.literal(false),
     error: WireError,
+    heap: HeapUsedBytes,
   }),
 ]);
 

@@ -219,7 +219,7 @@ describe('sdk.http through the broker', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const error = await failure(
-      broker.handle('http', { url: `${server.url}/hang` }, { signal: controller.signal }),
+      broker.handle('http', { url: `${server.url}/hang` }, context({ signal: controller.signal })),
     );
     expect(error.code).toBe('ERR_CANCELLED');
   });

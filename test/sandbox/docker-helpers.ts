@@ -52,8 +52,12 @@ export function runtime(
   code: string,
   extra: Partial<ToolRuntime> = {},
 ): ToolRuntime {
+  const [server = poolKey, tool = 'tool'] = poolKey.split('/');
   return {
-    poolKey,
+    server,
+    tool,
+    isolation: 'tool',
+    runtime: 'runc',
     code,
     env: {},
     strict: false,

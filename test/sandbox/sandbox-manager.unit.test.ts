@@ -36,8 +36,22 @@ function manager(
   return created;
 }
 
-function tool(code: string, extra: Partial<ToolRuntime> = {}): ToolRuntime {
-  return { poolKey: 'srv/tool', code, env: {}, limits, strict: false, ...extra };
+function tool(
+  code: string,
+  { poolKey = 'srv/tool', ...extra }: Partial<ToolRuntime> & { poolKey?: string } = {},
+): ToolRuntime {
+  const [server = 'srv', name = 'tool'] = poolKey.split('/');
+  return {
+    server,
+    tool: name,
+    isolation: 'tool',
+    runtime: 'runc',
+    code,
+    env: {},
+    limits,
+    strict: false,
+    ...extra,
+  };
 }
 
 function poolStats(sandbox: SandboxManager, key = 'srv/tool') {

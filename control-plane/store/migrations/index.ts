@@ -7,6 +7,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { StoreDialectName } from '../store-dialect.js';
 import { initialSchemaMigration } from './0001-initial.js';
 import { serverLimitsMigration } from './0002-server-limits.js';
+import { serverTenancyMigration } from './0003-server-tenancy.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -15,6 +16,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
       return {
         '0001-initial': initialSchemaMigration(dialect),
         '0002-server-limits': serverLimitsMigration,
+        '0003-server-tenancy': serverTenancyMigration,
       };
     },
   };
