@@ -62,6 +62,7 @@ const optionsSchema = z.object({
   jwksCacheMaxAgeMs: z.number().int().nonnegative().optional(),
   jwksTimeoutMs: z.number().int().nonnegative().optional(),
   clock: z.function().optional(),
+  fetch: z.function().optional(),
 });
 
 /** Options for createAccessTokenVerifier, validated once at creation (misuse is a TypeError). */
@@ -88,6 +89,12 @@ export interface AccessTokenVerifierOptions {
   jwksTimeoutMs?: number;
   /** The current time, for exp/nbf; default () => new Date(). */
   clock?: () => Date;
+  /**
+   * Fetch used for the JWKS; default the global fetch. The service passes one
+   * that dials through the egress policy (so a jwks_uri cannot reach the host
+   * or cloud metadata).
+   */
+  fetch?: typeof fetch;
 }
 
 /** Who called, as established by a verified token. */
@@ -133,7 +140,7 @@ export function createAccessTokenVerifier(
     cooldownDuration: options.jwksCooldownMs ?? 30_000,
     cacheMaxAge: options.jwksCacheMaxAgeMs ?? 600_000,
     timeoutDuration: options.jwksTimeoutMs ?? 5000,
-    [customFetch]: sizeLimitedFetch,
+    [customFetch]: sizeLimitedFetch(options.fetch ?? globalThis.fetch),
   });
 
   return {
@@ -208,13 +215,15 @@ function checkHeader(
 }
 
 /** jose's JWKS fetch reads any size of body; this caps it. */
-async function sizeLimitedFetch(url: string | URL, init?: RequestInit): Promise<Response> {
-  const response = await fetch(url, init);
-  if (response.status !== 200) return response;
-  const text = await readLimited(response, MAX_JWKS_BYTES);
-  if (text === undefined)
-    throw new Error(`the JWKS at ${String(url)} is larger than ${MAX_JWKS_BYTES} bytes`);
-  return new Response(text, { status: response.status, headers: response.headers });
+function sizeLimitedFetch(fetchImpl: typeof fetch) {
+  return async (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const response = await fetchImpl(url, init);
+    if (response.status !== 200) return response;
+    const text = await readLimited(response, MAX_JWKS_BYTES);
+    if (text === undefined)
+      throw new Error(`the JWKS at ${String(url)} is larger than ${MAX_JWKS_BYTES} bytes`);
+    return new Response(text, { status: response.status, headers: response.headers });
+  };
 }
 
 function invalidToken(description: string): McphostError {

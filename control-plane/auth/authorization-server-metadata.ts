@@ -56,8 +56,12 @@ export interface FetchedMetadata {
 }
 
 /**
- * Reads metadata from a metadata URL (its path contains `/.well-known/`) or an
- * issuer URL (then RFC 8414 and OIDC well-known locations are tried in turn).
+ * Reads metadata from the URL as given first — operators paste the full
+ * RFC 8414 / OIDC metadata URL, wherever it lives — and, only when that is not
+ * a metadata document (an error status, not JSON, or JSON with none of the
+ * metadata fields: an issuer's home page), from the RFC 8414 and OIDC
+ * well-known locations derived from it. A document that is metadata but
+ * incomplete is reported as such, naming the missing fields and its own URL.
  * Throws McphostError('ERR_OAUTH_METADATA') naming what is wrong.
  */
 export async function fetchAuthorizationServerMetadata(
@@ -78,9 +82,21 @@ export async function fetchAuthorizationServerMetadata(
   const insecure = insecureUrlReason(base, options.allowInsecureLoopback);
   if (insecure !== undefined) throw metadataError(`authorization server URL ${insecure}`, { url });
 
-  const candidates = metadataCandidates(base);
   const tried: string[] = [];
-  for (const candidate of candidates) {
+  const given = await fetchJsonDocument(base, limits);
+  const isWellKnown = base.pathname.includes('/.well-known/');
+  // An unreachable origin is reported as is: the derived URLs share it.
+  if (
+    given.kind !== 'http-status' &&
+    (isWellKnown || given.kind === 'failure' || looksLikeMetadata(given))
+  ) {
+    return validateDocument(base, given, options.allowInsecureLoopback);
+  }
+  tried.push(
+    `${base.href} (${given.kind === 'http-status' ? `HTTP ${given.status}` : 'not metadata'})`,
+  );
+  for (const candidate of metadataCandidates(base)) {
+    if (candidate.href === base.href) continue;
     const result = await fetchJsonDocument(candidate, limits);
     if (result.kind === 'http-status') {
       tried.push(`${candidate.href} (HTTP ${result.status})`);
@@ -105,6 +121,14 @@ export function metadataCandidates(base: URL): URL[] {
   return candidates;
 }
 
+/** True for a JSON object carrying at least one of the metadata fields mcphost needs. */
+function looksLikeMetadata(result: BoundedFetchResult): boolean {
+  if (result.kind !== 'json') return false;
+  const value = result.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return REQUIRED_METADATA_FIELDS.some((field) => field in value);
+}
+
 function validateDocument(
   metadataUrl: URL,
   result: Exclude<BoundedFetchResult, { kind: 'http-status' }>,
@@ -113,6 +137,11 @@ function validateDocument(
   const url = metadataUrl.href;
   if (result.kind === 'failure') {
     throw metadataError(`authorization server metadata at ${url}: ${result.reason}`, { url });
+  }
+  if (result.kind === 'not-json') {
+    throw metadataError(`authorization server metadata at ${url}: the response is not JSON`, {
+      url,
+    });
   }
   const document = result.value;
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {

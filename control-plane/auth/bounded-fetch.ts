@@ -3,6 +3,7 @@
  * Authorization Server metadata. Redirects are not followed: a redirect could
  * leave HTTPS, and an operator should configure the final URL.
  */
+import { isMcphostError } from '../errors.js';
 
 /** What fetchJsonDocument needs; `fetch` is injectable for tests of odd transports. */
 export interface BoundedFetchOptions {
@@ -18,6 +19,8 @@ export interface BoundedFetchOptions {
 export type BoundedFetchResult =
   | { kind: 'json'; status: number; value: unknown }
   | { kind: 'http-status'; status: number }
+  /** A 2xx answer whose body is not JSON (an HTML page, say). */
+  | { kind: 'not-json'; status: number }
   | { kind: 'failure'; reason: string };
 
 /** GETs `url` and parses the body as JSON, within the time and size limits. */
@@ -53,7 +56,7 @@ export async function fetchJsonDocument(
   try {
     return { kind: 'json', status: response.status, value: JSON.parse(text) as unknown };
   } catch {
-    return { kind: 'failure', reason: 'the response is not JSON' };
+    return { kind: 'not-json', status: response.status };
   }
 }
 
@@ -87,6 +90,8 @@ export async function readLimited(
 function describeFetchFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
   if (signal.aborted) return `no answer within ${timeoutMs} ms`;
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  // The egress policy refused the destination (see broker/http/guarded-fetch.ts): say why.
+  if (isMcphostError(cause)) return `refused: ${cause.message}`;
   const code = (cause as { code?: unknown } | undefined)?.code;
   const message = cause instanceof Error ? cause.message : String(cause);
   return `unreachable (${typeof code === 'string' ? code : message})`;

@@ -3,3 +3,5 @@ export { Broker, type BrokerOptions } from './broker.js';
 export { EgressPolicy } from './egress/egress-policy.js';
 export { systemLookup, type HostLookup } from './egress/checked-resolver.js';
 export type { IpLiteral } from './egress/ip-address.js';
+export { parseEgressAllowEntry } from './egress/allow-entry.js';
+export { createGuardedFetch, type GuardedFetch } from './http/guarded-fetch.js';

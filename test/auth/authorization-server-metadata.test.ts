@@ -156,10 +156,48 @@ describe('fetchAuthorizationServerMetadata failures', () => {
       fetchAuthorizationServerMetadata(`${server.origin}/nothing`, loopback),
     );
     expect(error.message).toBe(
-      `no authorization server metadata found: ${server.origin}/.well-known/oauth-authorization-server/nothing (HTTP 404), ` +
+      `no authorization server metadata found: ${server.origin}/nothing (HTTP 404), ` +
+        `${server.origin}/.well-known/oauth-authorization-server/nothing (HTTP 404), ` +
         `${server.origin}/.well-known/openid-configuration/nothing (HTTP 404), ` +
         `${server.origin}/nothing/.well-known/openid-configuration (HTTP 404)`,
     );
+  });
+
+  it('reads a metadata document at a custom path as given, before any well-known path', async () => {
+    const url = `${server.origin}/custom/metadata.json`;
+    routes['/custom/metadata.json'] = { json: completeMetadata(server.origin) };
+    const { metadataUrl, metadata } = await fetchAuthorizationServerMetadata(url, loopback);
+    expect(metadataUrl).toBe(url);
+    expect(metadata.jwks_uri).toBe(`${server.origin}/jwks`);
+    expect(server.hits.get('/.well-known/oauth-authorization-server/custom/metadata.json')).toBe(
+      undefined,
+    );
+  });
+
+  it('names the missing field of a metadata document at a custom path, and its own URL', async () => {
+    const url = `${server.origin}/custom/incomplete.json`;
+    const document = completeMetadata(server.origin);
+    delete document.registration_endpoint;
+    routes['/custom/incomplete.json'] = { json: document };
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(
+      `authorization server metadata at ${url} is missing registration_endpoint`,
+    );
+  });
+
+  it('falls back to the well-known paths when the URL is a page, not metadata', async () => {
+    routes['/issuer-page'] = { text: '<html>welcome</html>', contentType: 'text/html' };
+    routes['/issuer-json'] = { json: { realm: 'x', public_key: 'abc' } };
+    for (const path of ['/issuer-page', '/issuer-json']) {
+      routes[`/.well-known/oauth-authorization-server${path}`] = {
+        json: completeMetadata(server.origin),
+      };
+      const { metadataUrl } = await fetchAuthorizationServerMetadata(
+        `${server.origin}${path}`,
+        loopback,
+      );
+      expect(metadataUrl).toBe(`${server.origin}/.well-known/oauth-authorization-server${path}`);
+    }
   });
 
   it('says when the answer is not JSON', async () => {

@@ -70,7 +70,7 @@ describe('sdk.http egress policy', () => {
       {
         code: 'ERR_EGRESS_DENIED',
         message:
-          'egress to 127.0.0.1 is not allowed: loopback, private, link-local and multicast addresses need an EGRESS_ALLOW entry',
+          "egress to 127.0.0.1 is not allowed: 127.0.0.1 is a loopback address; this host's own, internal and special-purpose addresses need an EGRESS_ALLOW entry",
       },
     );
     const permitted = makeBroker(['127.0.0.1/32']);

@@ -25,6 +25,8 @@ export const systemLookup: HostLookup = async (hostname) => {
 export interface CheckedResolveOptions {
   policy: EgressPolicy;
   lookup: HostLookup;
+  /** The port that will be dialled; allow entries with a port only cover that port. */
+  port: number;
   /** Gives up resolving after this many milliseconds (reported with `failureCode`). */
   timeoutMs: number;
   /** Error code used when the name does not resolve. */
@@ -48,7 +50,7 @@ export async function resolveCheckedAddress(
   if (classified.kind === 'invalid')
     throw new McphostError('ERR_INVALID_ARGUMENT', classified.reason);
   if (classified.kind === 'ip') {
-    options.policy.check(host, classified.ip.address);
+    options.policy.check(host, classified.ip.address, options.port);
     return classified.ip;
   }
   const name = host.trim().replace(/^\[|\]$/g, '');
@@ -76,7 +78,7 @@ export async function resolveCheckedAddress(
         `${options.purpose} to ${name} failed: resolver returned "${answer.address}"`,
       );
     }
-    options.policy.check(name, parsed.ip.address);
+    options.policy.check(name, parsed.ip.address, options.port);
     return parsed.ip;
   });
   return checked[0] as IpLiteral;

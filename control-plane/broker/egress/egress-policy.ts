@@ -1,13 +1,20 @@
 /**
- * Which addresses tool code may reach through sdk.http and sdk.db. Cloud
- * metadata addresses are refused whatever the operator allows; loopback,
- * private, link-local, CGNAT, unique-local and multicast ranges are refused
- * unless the operator's allow list (EGRESS_ALLOW) names them; everything
- * else (public addresses) is reachable. An IPv6 address that carries an IPv4
- * address (mapped, compatible, NAT64, 6to4, Teredo) is judged by both.
+ * Which addresses tool code may reach through sdk.http and sdk.db (and the
+ * control plane itself when it fetches OAuth metadata and keys). Cloud
+ * metadata addresses are refused whatever the operator allows. This host's
+ * own interface addresses and every special-purpose address that is not
+ * globally reachable (loopback, private, link-local, CGNAT, documentation,
+ * benchmarking, reserved, multicast, unique-local, local-use NAT64…) are
+ * refused unless an allow entry covers them (on that port, when the entry
+ * names one). Globally reachable addresses are allowed. An IPv6 address that
+ * carries an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) is allowed
+ * only when every one of its views is.
  */
 import { BlockList } from 'node:net';
 import { McphostError } from '../../errors.js';
+import { addressScope, describeRange } from './address-scope.js';
+import { coversPort, parseEgressAllowList, type AllowEntry } from './allow-entry.js';
+import { systemHostAddresses, type HostAddresses } from './host-addresses.js';
 import { classifyHost, embeddedIpv4, parseIpv6, type IpLiteral } from './ip-address.js';
 
 /**
@@ -23,107 +30,68 @@ const ALWAYS_REFUSED: readonly string[] = [
   '100.100.100.200/32',
 ];
 
-/** Refused unless allowed: addresses that reach this host, its LAN or nothing public. */
-const REFUSED_UNLESS_ALLOWED: readonly string[] = [
-  '0.0.0.0/8', // "this network"; 0.0.0.0 reaches the local host on Linux
-  '127.0.0.0/8',
-  '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '100.64.0.0/10', // carrier-grade NAT
-  '192.0.0.0/24', // IETF protocol assignments
-  '198.18.0.0/15', // benchmarking, often internal
-  '224.0.0.0/4', // multicast
-  '240.0.0.0/4', // reserved, includes broadcast 255.255.255.255
-  '::/128',
-  '::1/128',
-  'fc00::/7', // unique-local
-  'fe80::/10', // link-local
-  'fec0::/10', // deprecated site-local
-  'ff00::/8', // multicast
-];
+type NetworkEntry = Extract<AllowEntry, { kind: 'network' }>;
+type AddressView = { address: string; type: 'ipv4' | 'ipv6'; ip: IpLiteral };
 
-type Cidr = { address: string; prefix: number; family: 4 | 6 };
-
-function parseCidr(entry: string): Cidr | undefined {
-  const [addressText = '', prefixText, extra] = entry.split('/');
-  if (extra !== undefined) return undefined;
-  const host = classifyHost(addressText);
-  if (host.kind !== 'ip' || !isPlainIpText(addressText)) return undefined;
-  const max = host.ip.family === 4 ? 32 : 128;
-  const prefix = prefixText === undefined ? max : Number(prefixText);
-  if (!/^\d+$/.test(prefixText ?? String(max)) || prefix > max) return undefined;
-  return { address: host.ip.address, prefix, family: host.ip.family };
-}
-
-// Allow-list entries must be written plainly; `0x7f.1` in a config is a typo or a trick.
-function isPlainIpText(text: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(text) || text.includes(':');
-}
-
-function blockListOf(cidrs: Iterable<Cidr>): BlockList {
+function blockListOf(networks: Iterable<Pick<NetworkEntry, 'address' | 'prefix' | 'family'>>) {
   const list = new BlockList();
-  for (const cidr of cidrs)
-    list.addSubnet(cidr.address, cidr.prefix, cidr.family === 4 ? 'ipv4' : 'ipv6');
+  for (const network of networks)
+    list.addSubnet(network.address, network.prefix, network.family === 4 ? 'ipv4' : 'ipv6');
   return list;
 }
 
-const HOSTNAME_ENTRY =
-  /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
-
-/** Lower-cased hostname without a trailing dot, for comparisons. */
-function normaliseHostname(host: string): string {
-  return host.trim().toLowerCase().replace(/\.$/, '');
+/** Options of the EgressPolicy factories. */
+export interface EgressPolicyOptions {
+  /** This host's own addresses; default the system's interfaces, re-read every 2 s. */
+  hostAddresses?: HostAddresses;
 }
 
-/** The egress decision for tool traffic; immutable once built. */
+/** The egress decision; immutable once built (the host's addresses are read live). */
 export class EgressPolicy {
   private static readonly alwaysRefused = blockListOf(
-    ALWAYS_REFUSED.map((entry) => parseCidr(entry) as Cidr),
-  );
-  private static readonly refusedUnlessAllowed = blockListOf(
-    REFUSED_UNLESS_ALLOWED.map((entry) => parseCidr(entry) as Cidr),
+    ALWAYS_REFUSED.map((entry) => {
+      const [address = '', prefix = ''] = entry.split('/');
+      return { address, prefix: Number(prefix), family: address.includes(':') ? 6 : 4 };
+    }),
   );
 
-  private readonly allowedNetworks: BlockList;
-  private readonly allowedHosts: ReadonlySet<string>;
-  private readonly allowedSuffixes: readonly string[];
+  /** Networks allowed on every port, and networks allowed on one port. */
+  private readonly anyPort: BlockList;
+  private readonly byPort: ReadonlyMap<number, BlockList>;
+  private readonly anyPortNetworks: BlockList;
 
-  private constructor(networks: Cidr[], hosts: string[]) {
-    this.allowedNetworks = blockListOf(networks);
-    this.allowedHosts = new Set(hosts.filter((host) => !host.startsWith('*.')));
-    this.allowedSuffixes = hosts
-      .filter((host) => host.startsWith('*.'))
-      .map((host) => host.slice(1));
+  private constructor(
+    private readonly entries: readonly AllowEntry[],
+    private readonly hostAddresses: HostAddresses,
+  ) {
+    const networks = entries.filter((entry): entry is NetworkEntry => entry.kind === 'network');
+    this.anyPort = blockListOf(networks.filter((entry) => entry.port === undefined));
+    const ports = new Set(
+      networks.flatMap((entry) => (entry.port === undefined ? [] : [entry.port])),
+    );
+    this.byPort = new Map(
+      [...ports].map((port) => [
+        port,
+        blockListOf(networks.filter((entry) => entry.port === port)),
+      ]),
+    );
+    this.anyPortNetworks = blockListOf(networks);
   }
 
   /**
    * Builds the policy from the operator's allow list (EGRESS_ALLOW, split on
-   * commas): CIDRs (`10.0.0.0/8`, `fd12::/16`), single addresses, exact
-   * hostnames (`db.internal`) or `*.suffix` wildcards. Empty → public only.
-   * A malformed entry is an ERR_CONFIG naming it.
+   * commas): addresses, CIDRs, hostnames and `*.suffix` wildcards, each with an
+   * optional `:port` (see allow-entry.ts). Empty → globally reachable
+   * addresses only. A malformed entry is an ERR_CONFIG naming it.
    */
-  static fromAllowList(entries: readonly string[]): EgressPolicy {
-    const networks: Cidr[] = [];
-    const hosts: string[] = [];
-    for (const raw of entries) {
-      const entry = raw.trim().toLowerCase();
-      if (entry === '') continue;
-      const cidr = parseCidr(entry);
-      if (cidr !== undefined) networks.push(cidr);
-      else if (
-        classifyHost(entry.replace(/^\*\./, '')).kind === 'name' &&
-        HOSTNAME_ENTRY.test(entry)
-      ) {
-        hosts.push(normaliseHostname(entry));
-      } else {
-        throw new McphostError(
-          'ERR_CONFIG',
-          `EGRESS_ALLOW entry "${raw}" is neither a CIDR, an IP address nor a hostname`,
-        );
-      }
-    }
-    return new EgressPolicy(networks, hosts);
+  static fromAllowList(
+    entries: readonly string[],
+    options: EgressPolicyOptions = {},
+  ): EgressPolicy {
+    const parsed = parseEgressAllowList(entries, (problem) => {
+      throw new McphostError('ERR_CONFIG', `EGRESS_ALLOW entry ${problem}`);
+    });
+    return new EgressPolicy(parsed, options.hostAddresses ?? systemHostAddresses);
   }
 
   /** Builds the policy from the raw EGRESS_ALLOW value (comma- or space-separated; unset → public only). */
@@ -131,56 +99,100 @@ export class EgressPolicy {
     return EgressPolicy.fromAllowList((value ?? '').split(/[\s,]+/));
   }
 
-  /** A policy that allows public addresses only. */
+  /** A policy that allows globally reachable addresses only. */
   static publicOnly(): EgressPolicy {
-    return new EgressPolicy([], []);
+    return new EgressPolicy([], systemHostAddresses);
+  }
+
+  /**
+   * This policy plus one server's own `egressAllow` entries (same syntax).
+   * A malformed stored entry fails the call with ERR_CONFIG naming it.
+   */
+  withServerAllow(entries: readonly string[]): EgressPolicy {
+    if (entries.length === 0) return this;
+    const parsed = parseEgressAllowList(entries, (problem) => {
+      throw new McphostError('ERR_CONFIG', `the server's egressAllow entry ${problem}`);
+    });
+    return new EgressPolicy([...this.entries, ...parsed], this.hostAddresses);
   }
 
   /**
    * Throws ERR_EGRESS_DENIED unless `host` (as the tool wrote it) may be
-   * reached at `address` (what it resolved to, the address we connect to).
+   * reached at `address` (what it resolved to, the address we connect to) on
+   * `port` (undefined: only entries without a port apply).
    */
-  check(host: string, address: string): void {
-    const reason = this.refusalReason(host, address);
+  check(host: string, address: string, port?: number): void {
+    const reason = this.refusalReason(host, address, port);
     if (reason === undefined) return;
     const target = normaliseHostname(host) === address ? address : `${host} (${address})`;
     throw new McphostError('ERR_EGRESS_DENIED', `egress to ${target} is not allowed: ${reason}`, {
-      details: { host, address },
+      details: { host, address, ...(port === undefined ? {} : { port }) },
     });
   }
 
-  /** Why `address` is refused for `host`, or undefined when it is allowed. */
-  refusalReason(host: string, address: string): string | undefined {
+  /** Why `address` is refused for `host` on `port`, or undefined when it is allowed. */
+  refusalReason(host: string, address: string, port?: number): string | undefined {
     const parsed = classifyHost(address);
     if (parsed.kind !== 'ip') return 'the address is not an IP address';
     const views = addressViews(parsed.ip);
     if (views.some((view) => EgressPolicy.alwaysRefused.check(view.address, view.type))) {
       return 'cloud metadata addresses are always refused';
     }
-    if (this.isHostAllowed(host)) return undefined;
-    const internal = views.find((view) =>
-      EgressPolicy.refusedUnlessAllowed.check(view.address, view.type),
-    );
-    if (internal === undefined) return undefined;
-    if (views.some((view) => this.allowedNetworks.check(view.address, view.type))) return undefined;
-    return 'loopback, private, link-local and multicast addresses need an EGRESS_ALLOW entry';
+    if (this.isHostAllowed(host, port)) return undefined;
+    // Every view must pass: a Teredo address is delivered to both IPv4 addresses it carries.
+    for (const view of views) {
+      const needs = this.whyInternal(view);
+      if (needs === undefined || this.isNetworkAllowed(view, port)) continue;
+      const otherPort = this.anyPortNetworks.check(view.address, view.type)
+        ? ` (an allow entry covers it, but not on port ${port ?? '(unknown)'})`
+        : '';
+      return `${view.address} is ${needs}${otherPort}; this host's own, internal and special-purpose addresses need an EGRESS_ALLOW entry`;
+    }
+    return undefined;
   }
 
-  private isHostAllowed(host: string): boolean {
+  /** What makes `view` internal, or undefined when it is globally reachable. */
+  private whyInternal(view: AddressView): string | undefined {
+    const scope = addressScope(view.ip);
+    if (scope.kind === 'special') return describeRange(scope.range);
+    // Whatever its range (a cloud VM's interface may be public), it reaches services bound to 0.0.0.0.
+    return this.hostAddresses.has(view.address) ? 'an address of this host' : undefined;
+  }
+
+  private isNetworkAllowed(view: AddressView, port: number | undefined): boolean {
+    if (this.anyPort.check(view.address, view.type)) return true;
+    if (port === undefined) return false;
+    return this.byPort.get(port)?.check(view.address, view.type) ?? false;
+  }
+
+  private isHostAllowed(host: string, port: number | undefined): boolean {
     const name = normaliseHostname(host);
-    if (this.allowedHosts.has(name)) return true;
-    return this.allowedSuffixes.some((suffix) => name.endsWith(suffix));
+    return this.entries.some(
+      (entry) =>
+        coversPort(entry, port) &&
+        ((entry.kind === 'host' && entry.name === name) ||
+          (entry.kind === 'suffix' && name.endsWith(entry.suffix))),
+    );
   }
 }
 
-type AddressView = { address: string; type: 'ipv4' | 'ipv6' };
+/** Lower-cased hostname without a trailing dot or brackets, for comparisons. */
+function normaliseHostname(host: string): string {
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+}
 
 /** The address itself plus every IPv4 address it carries. */
 function addressViews(ip: IpLiteral): AddressView[] {
-  if (ip.family === 4) return [{ address: ip.address, type: 'ipv4' }];
+  const self: AddressView = { address: ip.address, type: ip.family === 4 ? 'ipv4' : 'ipv6', ip };
+  if (ip.family === 4) return [self];
   const embedded = embeddedIpv4(parseIpv6(ip.address)).map((address): AddressView => ({
     address,
     type: 'ipv4',
+    ip: { family: 4, address },
   }));
-  return [{ address: ip.address, type: 'ipv6' }, ...embedded];
+  return [self, ...embedded];
 }
