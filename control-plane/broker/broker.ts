@@ -1,17 +1,19 @@
 /**
  * The broker: the only way tool code reaches the network. The warm-pool layer
  * hands it each `call` message as `handle(op, args, {signal})` and sends back
- * the value, or the McphostError's code and message, as the `reply`.
+ * the value, or the McphostError's code and message, as the `reply`. Egress
+ * is judged per server (EGRESS_ALLOW plus the server's `egressAllow`), and
+ * each server's HTTP traffic has its own connection slots.
  */
 import { z } from 'zod';
 import { CALL_OPERATIONS, type CallOperation } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
 import { DatabaseBroker } from './db/database-broker.js';
+import { refuseReservedKeys } from './db/reserved-keys.js';
 import { EgressPolicy } from './egress/egress-policy.js';
 import { systemLookup, type HostLookup } from './egress/checked-resolver.js';
-import { createGuardedAgent } from './http/guarded-agent.js';
 import { performHttpRequest, type HttpLimits } from './http/http-client.js';
-import type { Agent } from 'undici';
+import { ServerAgents } from './http/server-agents.js';
 
 /** What the broker learns about each call besides its arguments (the invoker supplies it). */
 export interface BrokerCallContext {
@@ -38,6 +40,10 @@ export interface BrokerOptions {
     maxResponseBytes?: number;
     /** Redirects followed (each re-checked) before ERR_HTTP_TOO_MANY_REDIRECTS. Default 5. */
     maxRedirects?: number;
+    /** Connections one server (tenant) may hold open to one origin. Default 16. */
+    connectionsPerServerOrigin?: number;
+    /** A server's HTTP agent with nothing in flight closes after this, ms. Default 60000. */
+    agentIdleMs?: number;
   };
   db?: {
     /** Connections per set of connection parameters. Default 5. */
@@ -63,6 +69,8 @@ const LimitsSchema = z.object({
     totalTimeoutMs: positiveInt,
     maxResponseBytes: nonNegativeInt,
     maxRedirects: nonNegativeInt,
+    connectionsPerServerOrigin: positiveInt,
+    agentIdleMs: positiveInt,
   }),
   db: z
     .object({
@@ -80,9 +88,12 @@ const LimitsSchema = z.object({
 
 /** Serves sdk.http and sdk.db for every container of this control plane. */
 export class Broker {
+  private readonly egress: EgressPolicy;
   private readonly httpLimits: HttpLimits;
-  private readonly agent: Agent;
+  private readonly httpAgents: ServerAgents;
   private readonly databases: DatabaseBroker;
+  /** Each server's policy (EGRESS_ALLOW plus its egressAllow), by its entries. */
+  private readonly serverPolicies = new Map<string, EgressPolicy>();
 
   constructor(options: BrokerOptions) {
     if (!(options.egress instanceof EgressPolicy))
@@ -93,6 +104,8 @@ export class Broker {
         totalTimeoutMs: options.http?.totalTimeoutMs ?? 10_000,
         maxResponseBytes: options.http?.maxResponseBytes ?? 10 * 1024 * 1024,
         maxRedirects: options.http?.maxRedirects ?? 5,
+        connectionsPerServerOrigin: options.http?.connectionsPerServerOrigin ?? 16,
+        agentIdleMs: options.http?.agentIdleMs ?? 60_000,
       },
       db: {
         maxConnectionsPerKey: options.db?.maxConnectionsPerKey ?? 5,
@@ -105,13 +118,16 @@ export class Broker {
     if (!parsed.success)
       throw new TypeError(`Broker: invalid options: ${describeIssues(parsed.error)}`);
     const lookup = options.lookup ?? systemLookup;
+    this.egress = options.egress;
     this.httpLimits = parsed.data.http;
-    this.agent = createGuardedAgent({
+    this.httpAgents = new ServerAgents({
       policy: options.egress,
       lookup,
-      connectTimeoutMs: this.httpLimits.connectTimeoutMs,
+      connectTimeoutMs: parsed.data.http.connectTimeoutMs,
+      connectionsPerOrigin: parsed.data.http.connectionsPerServerOrigin,
+      idleMs: parsed.data.http.agentIdleMs,
     });
-    this.databases = new DatabaseBroker(options.egress, lookup, parsed.data.db);
+    this.databases = new DatabaseBroker(lookup, parsed.data.db);
   }
 
   /**
@@ -120,14 +136,19 @@ export class Broker {
    */
   async handle(op: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown> {
     switch (op) {
-      case 'http':
-        return performHttpRequest(this.agent, parseArgs(op, args), this.httpLimits, context.signal);
+      case 'http': {
+        const request = parseArgs(op, args);
+        // Each server dials through its own agent: its own connection slots and its own policy.
+        return this.httpAgents.use(context.server, context.egressAllow, (agent) =>
+          performHttpRequest(agent, request, this.httpLimits, context.signal),
+        );
+      }
       case 'db.select':
-        return this.databases.select(parseArgs(op, args), context.signal);
+        return this.databases.select(parseDbArgs(op, args), context, this.policyFor(context));
       case 'db.insert':
-        return this.databases.insert(parseArgs(op, args), context.signal);
+        return this.databases.insert(parseDbArgs(op, args), context, this.policyFor(context));
       case 'db.query':
-        return this.databases.query(parseArgs(op, args), context.signal);
+        return this.databases.query(parseDbArgs(op, args), context, this.policyFor(context));
       default:
         throw new McphostError(
           'ERR_INVALID_ARGUMENT',
@@ -136,14 +157,45 @@ export class Broker {
     }
   }
 
+  /**
+   * Ends an invocation for sdk.db: its connections go back to their pools,
+   * rolled back and reset (or destroyed). Call once the invocation's calls have
+   * ended; resolves when done, never rejects.
+   */
+  endInvocation(invocation: string): Promise<void> {
+    return this.databases.endInvocation(invocation);
+  }
+
   /** Open database connections across all pools, for tests and metrics. */
   openDatabaseConnections(): Promise<number> {
     return this.databases.openConnections();
   }
 
-  /** Closes the HTTP agent and every database pool. */
+  /** HTTP agents open (one per server with recent requests), for tests and metrics. */
+  openHttpAgents(): number {
+    return this.httpAgents.size;
+  }
+
+  /** Closes the HTTP agents and every database pool. */
   async close(): Promise<void> {
-    await Promise.all([this.agent.close(), this.databases.close()]);
+    await Promise.all([this.httpAgents.close(), this.databases.close()]);
+  }
+
+  /** The policy of the calling server: EGRESS_ALLOW plus the server's own egressAllow. */
+  private policyFor(context: BrokerCallContext): EgressPolicy {
+    if (context.egressAllow.length === 0) return this.egress;
+    const key = JSON.stringify(context.egressAllow);
+    let policy = this.serverPolicies.get(key);
+    if (policy === undefined) {
+      policy = this.egress.withServerAllow(context.egressAllow);
+      // Bounded by the number of distinct settings; dropping the oldest only costs a re-parse.
+      if (this.serverPolicies.size >= 1_000) {
+        const oldest = this.serverPolicies.keys().next().value;
+        if (oldest !== undefined) this.serverPolicies.delete(oldest);
+      }
+      this.serverPolicies.set(key, policy);
+    }
+    return policy;
   }
 }
 
@@ -157,6 +209,15 @@ function parseArgs<Op extends CallOperation>(
     throw new McphostError('ERR_INVALID_ARGUMENT', `${api}: ${describeIssues(parsed.error)}`);
   }
   return parsed.data as z.output<(typeof CALL_OPERATIONS)[Op]>;
+}
+
+/** parseArgs for sdk.db, refusing first the keys the schema would silently drop. */
+function parseDbArgs<Op extends Exclude<CallOperation, 'http'>>(
+  op: Op,
+  args: unknown,
+): z.output<(typeof CALL_OPERATIONS)[Op]> {
+  refuseReservedKeys(op, args);
+  return parseArgs(op, args);
 }
 
 function describeIssues(error: z.ZodError): string {

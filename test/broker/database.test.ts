@@ -10,6 +10,22 @@ import {
   type TestDatabase,
 } from './database-targets.js';
 import { context, failure } from './call-helpers.js';
+import type { BrokerCallContext } from '../../control-plane/broker/broker.js';
+import type { CallOperation } from '../../src/protocol/index.js';
+
+/** One call as its own invocation: handled, then the invocation ends and its connection goes back. */
+async function once(
+  target: Broker,
+  op: CallOperation,
+  args: unknown,
+  call: BrokerCallContext = context(),
+): Promise<unknown> {
+  try {
+    return await target.handle(op, args, call);
+  } finally {
+    await target.endInvocation(call.invocation);
+  }
+}
 
 const ddl = {
   pg: (table: string) =>
@@ -46,7 +62,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   });
 
   it('inserts rows and returns them as stored, id and defaults included', async () => {
-    const created = await broker.handle(
+    const created = await once(
+      broker,
       'db.insert',
       { ...target(), table, row: { name: 'ada', customer: 'acme', amount: 30 } },
       context(),
@@ -59,12 +76,14 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       created_at: '2026-01-02T03:04:05.000Z',
       note: null,
     });
-    await broker.handle(
+    await once(
+      broker,
       'db.insert',
       { ...target(), table, row: { name: 'bob', customer: 'acme', amount: 12 } },
       context(),
     );
-    await broker.handle(
+    await once(
+      broker,
       'db.insert',
       { ...target(), table, row: { name: 'cy', customer: 'globex', amount: 5, note: "it's $1" } },
       context(),
@@ -72,35 +91,34 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   });
 
   it('selects with equality filters, or everything with an empty filter', async () => {
-    const acme = (await broker.handle(
+    const acme = (await once(
+      broker,
       'db.select',
       { ...target(), table, where: { customer: 'acme' } },
       context(),
     )) as { name: string }[];
     expect(acme.map((row) => row.name).sort()).toEqual(['ada', 'bob']);
     expect(
-      await broker.handle(
+      await once(
+        broker,
         'db.select',
         { ...target(), table, where: { customer: 'acme', name: 'bob' } },
         context(),
       ),
     ).toHaveLength(1);
-    expect(await broker.handle('db.select', { ...target(), table }, context())).toHaveLength(3);
+    expect(await once(broker, 'db.select', { ...target(), table }, context())).toHaveLength(3);
     expect(
-      await broker.handle('db.select', { ...target(), table, where: { note: null } }, context()),
+      await once(broker, 'db.select', { ...target(), table, where: { note: null } }, context()),
     ).toHaveLength(2);
     expect(
-      await broker.handle(
-        'db.select',
-        { ...target(), table, where: { name: 'nobody' } },
-        context(),
-      ),
+      await once(broker, 'db.select', { ...target(), table, where: { name: 'nobody' } }, context()),
     ).toEqual([]);
   });
 
   it('supports the seed patterns: find a row or {found:false}; group and sum with lodash', async () => {
     const find = async (name: string): Promise<unknown> => {
-      const rows = (await broker.handle(
+      const rows = (await once(
+        broker,
         'db.select',
         { ...target(), table, where: { name } },
         context(),
@@ -109,7 +127,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     };
     expect(await find('cy')).toMatchObject({ name: 'cy', customer: 'globex' });
     expect(await find('zed')).toEqual({ found: false });
-    const rows = (await broker.handle('db.select', { ...target(), table }, context())) as {
+    const rows = (await once(broker, 'db.select', { ...target(), table }, context())) as {
       customer: string;
       amount: number;
     }[];
@@ -118,7 +136,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   });
 
   it('counts with count(*) as a number in rows[0]', async () => {
-    const result = await broker.handle(
+    const result = await once(
+      broker,
       'db.query',
       { ...target(), sql: `SELECT count(*) AS n FROM ${quoted} WHERE amount > $1`, values: [10] },
       context(),
@@ -130,7 +149,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     const sql =
       `SELECT name, note, 'it''s $1' AS literal FROM ${quoted} ` +
       `WHERE (customer = $2 AND amount > $1) OR (note = 'it''s $1' AND amount < $1) ORDER BY name`;
-    const result = (await broker.handle(
+    const result = (await once(
+      broker,
       'db.query',
       { ...target(), sql, values: [10, 'acme'] },
       context(),
@@ -147,7 +167,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       type === 'pg'
         ? `SELECT '2026-05-06T07:08:09Z'::timestamptz AS at, '2026-05-06'::date AS day, 9007199254740993::int8 AS big, 42::int8 AS small, '\\x0102ff'::bytea AS bytes, 1.50::numeric AS price, '{"a":[1]}'::jsonb AS doc`
         : `SELECT CAST('2026-05-06 07:08:09' AS DATETIME) AS at, CAST('2026-05-06' AS DATE) AS day, CAST(9007199254740993 AS SIGNED) AS big, CAST(42 AS SIGNED) AS small, UNHEX('0102ff') AS bytes, CAST(1.50 AS DECIMAL(5,2)) AS price, JSON_OBJECT('a', JSON_ARRAY(1)) AS doc`;
-    const result = (await broker.handle('db.query', { ...target(), sql }, context())) as {
+    const result = (await once(broker, 'db.query', { ...target(), sql }, context())) as {
       rows: unknown[];
     };
     expect(result.rows).toEqual([
@@ -167,7 +187,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   it('refuses identifiers that are not plain, and the table survives', async () => {
     for (const bad of [`${table}; drop table x`, `${table}" --`, 'a.b.c']) {
       expect(
-        await failure(broker.handle('db.select', { ...target(), table: bad }, context())),
+        await failure(once(broker, 'db.select', { ...target(), table: bad }, context())),
       ).toMatchObject({
         code: 'ERR_DB_IDENTIFIER',
         message: expect.stringContaining('is not a plain identifier'),
@@ -175,7 +195,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     }
     expect(
       await failure(
-        broker.handle(
+        once(
+          broker,
           'db.insert',
           { ...target(), table, row: { 'name) VALUES (1); --': 'x' } },
           context(),
@@ -184,16 +205,12 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     ).toMatchObject({
       code: 'ERR_DB_IDENTIFIER',
     });
-    expect(await broker.handle('db.select', { ...target(), table }, context())).toHaveLength(3);
+    expect(await once(broker, 'db.select', { ...target(), table }, context())).toHaveLength(3);
   });
 
   it('reports database errors with their code as ERR_DB_FAILED', async () => {
     const error = await failure(
-      broker.handle(
-        'db.query',
-        { ...target(), sql: 'SELECT * FROM no_such_table_here' },
-        context(),
-      ),
+      once(broker, 'db.query', { ...target(), sql: 'SELECT * FROM no_such_table_here' }, context()),
     );
     expect(error.code).toBe('ERR_DB_FAILED');
     expect(error.message).toContain(
@@ -209,7 +226,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   it('rejects malformed arguments naming the field', async () => {
     expect(
       await failure(
-        broker.handle(
+        once(
+          broker,
           'db.select',
           { type, connection: { ...database.connection, host: undefined }, table },
           context(),
@@ -221,7 +239,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     });
     expect(
       await failure(
-        broker.handle('db.query', { ...target(), sql: 'SELECT 1', values: 'x' }, context()),
+        once(broker, 'db.query', { ...target(), sql: 'SELECT 1', values: 'x' }, context()),
       ),
     ).toMatchObject({
       code: 'ERR_INVALID_ARGUMENT',
@@ -229,17 +247,42 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     });
     expect(
       await failure(
-        broker.handle(
-          'db.select',
-          { ...target(), table, where: { name: { $ne: 'x' } } },
-          context(),
-        ),
+        once(broker, 'db.select', { ...target(), table, where: { name: { $ne: 'x' } } }, context()),
       ),
     ).toMatchObject({
       code: 'ERR_INVALID_ARGUMENT',
       message:
         'where.name: must be a string, number, boolean or null (equality filter), not an object',
     });
+  });
+
+  it('refuses __proto__, constructor and prototype keys in where and row instead of dropping them', async () => {
+    // As the runner sends them: parsed JSON, where `__proto__` is an own key.
+    const select = JSON.parse(
+      JSON.stringify({ ...target(), table }).replace(/}$/, ',"where":{"__proto__":"acme"}}'),
+    ) as unknown;
+    expect(await failure(once(broker, 'db.select', select))).toEqual(
+      expect.objectContaining({
+        code: 'ERR_INVALID_ARGUMENT',
+        message: 'sdk.db select: where: "__proto__" is not accepted as a column name',
+      }),
+    );
+    const insert = JSON.parse(
+      JSON.stringify({ ...target(), table }).replace(
+        /}$/,
+        ',"row":{"name":"eve","__proto__":{"customer":"x"}}}',
+      ),
+    ) as unknown;
+    expect(await failure(once(broker, 'db.insert', insert))).toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+      message: 'sdk.db insert: row: "__proto__" is not accepted as a column name',
+    });
+    for (const key of ['constructor', 'prototype']) {
+      expect(
+        await failure(once(broker, 'db.select', { ...target(), table, where: { [key]: 1 } })),
+      ).toMatchObject({ code: 'ERR_INVALID_ARGUMENT', message: expect.stringContaining(key) });
+    }
+    expect(await once(broker, 'db.select', { ...target(), table })).toHaveLength(3);
   });
 
   it('reuses pooled connections instead of opening one per call', async () => {
@@ -249,7 +292,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
         : 'SELECT CONNECTION_ID() AS connection';
     const connectionOf = async (): Promise<unknown> =>
       (
-        (await broker.handle('db.query', { ...target(), sql }, context())) as {
+        (await once(broker, 'db.query', { ...target(), sql }, context())) as {
           rows: { connection: unknown }[];
         }
       ).rows[0]?.connection;
@@ -277,7 +320,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
           const connection = { ...database.connection, password };
           const results = await Promise.all(
             Array.from({ length: 4 }, () =>
-              bounded.handle('db.query', { type, connection, sql }, context()),
+              once(bounded, 'db.query', { type, connection, sql }, context()),
             ),
           );
           for (const result of results)
@@ -304,7 +347,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     try {
       const started = Date.now();
       const sql = type === 'pg' ? 'SELECT pg_sleep(5)' : 'SELECT SLEEP(5)';
-      const error = await failure(quick.handle('db.query', { ...target(), sql }, context()));
+      const error = await failure(once(quick, 'db.query', { ...target(), sql }, context()));
       expect(error.code).toBe('ERR_DB_FAILED');
       expect(error.message).toMatch(type === 'pg' ? /SQLSTATE 57014/ : /errno (1969|3024)/);
       expect(Date.now() - started).toBeLessThan(4_000);
@@ -321,14 +364,15 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       ...(type === 'pg' ? { user: 'no_such_role_broker' } : {}),
     };
     const error = await failure(
-      broker.handle('db.query', { type, connection: wrong, sql: 'SELECT 1' }, context()),
+      once(broker, 'db.query', { type, connection: wrong, sql: 'SELECT 1' }, context()),
     );
     expect(error.code).toBe('ERR_DB_FAILED');
     expect(error.message).toMatch(type === 'pg' ? /no_such_role_broker/ : /Access denied/);
     expect(error.message).not.toContain(password);
     // A message that would echo the password (here through a table name) is scrubbed too.
     const echo = await failure(
-      broker.handle(
+      once(
+        broker,
         'db.query',
         {
           type,
@@ -345,7 +389,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       const connection = { ...database.connection, ...(type === 'pg' ? { password: secret } : {}) };
       if (type === 'pg') {
         const leaked = await failure(
-          scrubbing.handle(
+          once(
+            scrubbing,
             'db.query',
             { type, connection, sql: `SELECT * FROM ${secret}` },
             context(),
@@ -369,7 +414,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
         '::ffff:169.254.169.254',
       ]) {
         const error = await failure(
-          broker.handle(
+          once(
+            broker,
             'db.query',
             { type, connection: { ...database.connection, host }, sql: 'SELECT 1' },
             context(),
@@ -382,7 +428,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       }
       for (const host of [database.connection.host, 'localhost']) {
         const error = await failure(
-          publicOnly.handle(
+          once(
+            publicOnly,
             'db.query',
             { type, connection: { ...database.connection, host }, sql: 'SELECT 1' },
             context(),
@@ -391,7 +438,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
         expect(error.code).toBe('ERR_EGRESS_DENIED');
       }
       // Allowed by hostname: resolves to loopback and connects to the checked address.
-      const value = await broker.handle(
+      const value = await once(
+        broker,
         'db.query',
         { type, connection: { ...database.connection, host: 'localhost' }, sql: 'SELECT 1 AS one' },
         context(),
@@ -416,7 +464,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     });
     try {
       const refused = await failure(
-        impatient.handle(
+        once(
+          impatient,
           'db.query',
           { type, connection: { ...database.connection, port: closedPort }, sql: 'SELECT 1' },
           context(),
@@ -430,7 +479,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       const started = Date.now();
       const port = (silent.address() as AddressInfo).port;
       const hung = await failure(
-        impatient.handle(
+        once(
+          impatient,
           'db.query',
           { type, connection: { ...database.connection, port }, sql: 'SELECT 1' },
           context(),

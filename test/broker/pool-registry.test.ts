@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DatabasePool } from '../../control-plane/broker/db/database-pool.js';
-import { PoolRegistry } from '../../control-plane/broker/db/pool-registry.js';
+import { PoolRegistry, type PoolLease } from '../../control-plane/broker/db/pool-registry.js';
 
 /** A stand-in pool that records its lifecycle; the registry's logic is what is under test. */
 function recordingOpener(): {
@@ -17,7 +17,9 @@ function recordingOpener(): {
       opened.push(connection.host);
       if (connection.host === 'broken') throw new Error('cannot open');
       return {
-        run: async () => ({ rows: [], rowCount: 0 }),
+        acquire: async () => {
+          throw new Error('not used by these tests');
+        },
         openConnections: () => 1,
         close: async () => void closed.push(connection.host),
       };
@@ -35,105 +37,120 @@ const connection = (
   password,
 });
 
-describe('PoolRegistry', () => {
-  it('shares one pool per set of parameters, the password included', async () => {
-    const opener = recordingOpener();
-    const registry = new PoolRegistry({ maxPools: 10, idleMs: 60_000, open: opener.open });
-    await registry.use('pg', connection('a'), async () => undefined);
-    await registry.use('pg', connection('a'), async () => undefined);
-    await registry.use('pg', connection('a', 'other'), async () => undefined);
-    await registry.use('mysql', connection('a'), async () => undefined);
-    expect(opener.opened).toEqual(['a', 'a', 'a']);
-    expect(registry.size).toBe(3);
-    await registry.close();
-    expect(opener.closed).toHaveLength(3);
-  });
+/** Leases and releases at once: the pool is used and then idle. */
+async function touch(
+  registry: PoolRegistry,
+  host: string,
+  server = 'tenant-a',
+  password?: string,
+): Promise<void> {
+  (await registry.lease(server, 'pg', connection(host, password))).release();
+}
 
-  it('evicts the least recently used idle pool when full, never a busy one', async () => {
-    let clock = 0;
-    const opener = recordingOpener();
-    const registry = new PoolRegistry({
-      maxPools: 2,
+const options = (overrides: Partial<ConstructorParameters<typeof PoolRegistry>[0]> = {}) => {
+  const opener = recordingOpener();
+  return {
+    opener,
+    registry: new PoolRegistry({
+      maxPools: 10,
+      maxPoolsPerServer: overrides.maxPools ?? 10,
       idleMs: 60_000,
       open: opener.open,
-      now: () => clock,
-    });
-    await registry.use('pg', connection('a'), async () => undefined);
+      ...overrides,
+    }),
+  };
+};
+
+describe('PoolRegistry', () => {
+  it('shares one pool per server and set of parameters, the password included', async () => {
+    const { opener, registry } = options();
+    await touch(registry, 'a');
+    await touch(registry, 'a');
+    await touch(registry, 'a', 'tenant-a', 'other');
+    (await registry.lease('tenant-a', 'mysql', connection('a'))).release();
+    // Same database and credentials, another server: never the same pool.
+    await touch(registry, 'a', 'tenant-b');
+    expect(opener.opened).toEqual(['a', 'a', 'a', 'a']);
+    expect(registry.size).toBe(4);
+    await registry.close();
+    expect(opener.closed).toHaveLength(4);
+  });
+
+  it('evicts the least recently used idle pool when full, never a leased one', async () => {
+    let clock = 0;
+    const { opener, registry } = options({ maxPools: 2, maxPoolsPerServer: 2, now: () => clock });
+    await touch(registry, 'a');
     clock = 1;
-    await registry.use('pg', connection('b'), async () => undefined);
+    await touch(registry, 'b');
     clock = 2;
-    await registry.use('pg', connection('a'), async () => undefined);
+    await touch(registry, 'a');
     clock = 3;
-    await registry.use('pg', connection('c'), async () => undefined);
+    await touch(registry, 'c');
     expect(opener.closed).toEqual(['b']);
 
-    let release: () => void = () => undefined;
-    const busyA = registry.use(
-      'pg',
-      connection('a'),
-      () => new Promise<void>((resolve) => (release = resolve)),
-    );
-    const busyC = registry.use(
-      'pg',
-      connection('c'),
-      () => new Promise<void>((resolve) => setTimeout(resolve, 50)),
-    );
-    await expect(registry.use('pg', connection('d'), async () => undefined)).rejects.toMatchObject({
+    const leaseA = await registry.lease('tenant-a', 'pg', connection('a'));
+    const leaseC = await registry.lease('tenant-a', 'pg', connection('c'));
+    await expect(registry.lease('tenant-a', 'pg', connection('d'))).rejects.toMatchObject({
       code: 'ERR_DB_FAILED',
       message:
         'too many databases in use at once: all 2 connection pools are busy; try again shortly',
     });
-    await busyC;
-    await registry.use('pg', connection('d'), async () => undefined);
+    leaseC.release();
+    leaseC.release(); // releasing twice counts once
+    await touch(registry, 'd');
     expect(opener.closed).toEqual(['b', 'c']);
-    release();
-    await busyA;
+    leaseA.release();
     await registry.close();
   });
 
-  it('closes pools idle for idleMs, keeps recent and busy ones', async () => {
+  it('keeps one server within its share, evicting its own idle pools first', async () => {
     let clock = 0;
-    const opener = recordingOpener();
-    const registry = new PoolRegistry({
-      maxPools: 5,
-      idleMs: 1_000,
-      open: opener.open,
-      now: () => clock,
+    const { opener, registry } = options({ maxPools: 4, maxPoolsPerServer: 2, now: () => clock });
+    await touch(registry, 'b1', 'tenant-b');
+    const held: PoolLease[] = [];
+    held.push(await registry.lease('tenant-a', 'pg', connection('a1')));
+    held.push(await registry.lease('tenant-a', 'pg', connection('a2')));
+    // Busy with its two pools, tenant-a gets no third one, though the budget has room.
+    await expect(registry.lease('tenant-a', 'pg', connection('a3'))).rejects.toMatchObject({
+      code: 'ERR_DB_FAILED',
+      message:
+        'this server uses too many databases at once: all 2 of its connection pools are busy; try again shortly',
     });
-    await registry.use('pg', connection('old'), async () => undefined);
+    // The other server still opens pools.
+    await touch(registry, 'b2', 'tenant-b');
+    clock = 1;
+    held.shift()!.release();
+    // At its share, tenant-a's new pool replaces its own idle one, not tenant-b's.
+    held.push(await registry.lease('tenant-a', 'pg', connection('a3')));
+    expect(opener.closed).toEqual(['a1']);
+    for (const lease of held) lease.release();
+    await registry.close();
+  });
+
+  it('closes pools idle for idleMs, keeps recent and leased ones', async () => {
+    let clock = 0;
+    const { opener, registry } = options({ maxPools: 5, idleMs: 1_000, now: () => clock });
+    await touch(registry, 'old');
     clock = 900;
-    await registry.use('pg', connection('recent'), async () => undefined);
-    let release: () => void = () => undefined;
-    const busy = registry.use(
-      'pg',
-      connection('busy'),
-      () => new Promise<void>((resolve) => (release = resolve)),
-    );
+    await touch(registry, 'recent');
+    const busy = await registry.lease('tenant-a', 'pg', connection('busy'));
     clock = 1_500;
     await registry.closeIdle();
     expect(opener.closed).toEqual(['old']);
     clock = 5_000;
     await registry.closeIdle();
     expect(opener.closed).toEqual(['old', 'recent']);
-    release();
-    await busy;
+    busy.release();
     await registry.close();
   });
 
   it('forgets a pool that failed to open, so the next call tries again', async () => {
-    const opener = recordingOpener();
-    const registry = new PoolRegistry({ maxPools: 5, idleMs: 1_000, open: opener.open });
-    await expect(registry.use('pg', connection('broken'), async () => undefined)).rejects.toThrow(
-      'cannot open',
-    );
-    await expect(registry.use('pg', connection('broken'), async () => undefined)).rejects.toThrow(
-      'cannot open',
-    );
+    const { opener, registry } = options({ maxPools: 5, maxPoolsPerServer: 5, idleMs: 1_000 });
+    await expect(touch(registry, 'broken')).rejects.toThrow('cannot open');
+    await expect(touch(registry, 'broken')).rejects.toThrow('cannot open');
     expect(opener.opened).toEqual(['broken', 'broken']);
     expect(registry.size).toBe(0);
     await registry.close();
-    await expect(registry.use('pg', connection('a'), async () => undefined)).rejects.toMatchObject({
-      code: 'ERR_DB_FAILED',
-    });
+    await expect(touch(registry, 'a')).rejects.toMatchObject({ code: 'ERR_DB_FAILED' });
   });
 });

@@ -1,9 +1,11 @@
 /**
  * sdk.db on the control-plane side: select / insert / query against
- * PostgreSQL or MySQL through shared, bounded pools. The database host is
- * resolved and checked against the egress policy once per pool, and the pool
- * dials the checked address. Database failures become ERR_DB_FAILED carrying
- * the database's own message and code, with the password scrubbed.
+ * PostgreSQL or MySQL through bounded pools of each server, on one connection
+ * per database held for the whole invocation (InvocationConnections). The database host is
+ * resolved and checked against the calling server's egress policy on every
+ * call, and the pool (keyed by the checked address) dials that address.
+ * Database failures become ERR_DB_FAILED carrying the database's own message
+ * and code, with the password scrubbed.
  */
 import type {
   DbConnection,
@@ -14,7 +16,13 @@ import type {
 import { McphostError, isMcphostError } from '../../errors.js';
 import type { EgressPolicy } from '../egress/egress-policy.js';
 import { resolveCheckedAddress, type HostLookup } from '../egress/checked-resolver.js';
-import type { DatabasePool, DatabasePoolLimits, StatementResult } from './database-pool.js';
+import type {
+  DatabasePool,
+  DatabasePoolLimits,
+  StatementResult,
+  StatementRunner,
+} from './database-pool.js';
+import { InvocationConnections, type DatabaseCaller } from './invocation-connections.js';
 import { toJsonSafe } from './json-safe.js';
 import { createMysqlPool } from './mysql-pool.js';
 import { translatePlaceholdersForMysql } from './mysql-placeholders.js';
@@ -31,9 +39,9 @@ import {
 
 /** Limits of the database side of the broker. */
 export interface DatabaseLimits {
-  /** Connections per set of connection parameters. */
+  /** Connections per server and set of connection parameters. */
   maxConnectionsPerKey: number;
-  /** Connections across all databases; bounds the number of pools. */
+  /** Connections across all databases; bounds the number of pools (a server may hold half of them, rounded up). */
   maxConnectionsTotal: number;
   /** Idle connections and unused pools close after this many milliseconds. */
   idleMs: number;
@@ -49,35 +57,54 @@ export type JsonRow = Record<string, unknown>;
 /** Runs sdk.db operations for every invocation of this control plane. */
 export class DatabaseBroker {
   private readonly registry: PoolRegistry;
+  private readonly connections: InvocationConnections;
 
   constructor(
-    private readonly policy: EgressPolicy,
     private readonly lookup: HostLookup,
     private readonly limits: DatabaseLimits,
   ) {
+    const maxPools = Math.max(
+      1,
+      Math.floor(limits.maxConnectionsTotal / limits.maxConnectionsPerKey),
+    );
     this.registry = new PoolRegistry({
-      maxPools: Math.max(1, Math.floor(limits.maxConnectionsTotal / limits.maxConnectionsPerKey)),
+      maxPools,
+      // Fair share: no server may hold more than half of the connection budget,
+      // so one busy tenant always leaves room for the others.
+      maxPoolsPerServer: Math.ceil(maxPools / 2),
       idleMs: limits.idleMs,
       open: (type, connection) => this.openPool(type, connection),
+    });
+    this.connections = new InvocationConnections({
+      registry: this.registry,
+      maxConnectionsPerPool: limits.maxConnectionsPerKey,
+      // Past the drivers' own connect timeout, so a silent server is reported as such.
+      acquireTimeoutMs: limits.connectTimeoutMs + 1_000,
+      // Statements are bounded server-side, with the drivers' backstop 5 s later.
+      drainTimeoutMs: limits.statementTimeoutMs + 5_000,
     });
   }
 
   /** Rows of `table` equal to every field of `where` (empty → all rows). */
-  async select(args: DbSelectArgs, signal: AbortSignal): Promise<JsonRow[]> {
+  async select(
+    args: DbSelectArgs,
+    caller: DatabaseCaller,
+    egress: EgressPolicy,
+  ): Promise<JsonRow[]> {
     const statement = buildSelect(args.type, args.table, args.where);
-    const result = await this.run(args.type, args.connection, signal, (pool) =>
-      pool.run(statement),
+    const result = await this.run(args.type, args.connection, caller, egress, (session) =>
+      session.run(statement),
     );
     return result.rows.map((row) => toJsonSafe(row) as JsonRow);
   }
 
   /** Inserts `row` into `table` and returns the created row as the database stored it. */
-  async insert(args: DbInsertArgs, signal: AbortSignal): Promise<JsonRow> {
+  async insert(args: DbInsertArgs, caller: DatabaseCaller, egress: EgressPolicy): Promise<JsonRow> {
     const statement = buildInsert(args.type, args.table, args.row);
-    const created = await this.run(args.type, args.connection, signal, async (pool) => {
-      const result = await pool.run(statement);
+    const created = await this.run(args.type, args.connection, caller, egress, async (session) => {
+      const result = await session.run(statement);
       if (args.type === 'pg') return result.rows[0];
-      return (await this.readBackMysqlInsert(pool, args, result)) ?? args.row;
+      return (await this.readBackMysqlInsert(session, args, result)) ?? args.row;
     });
     return toJsonSafe(created ?? {}) as JsonRow;
   }
@@ -85,14 +112,15 @@ export class DatabaseBroker {
   /** Runs `sql` with `$1…$n` placeholders bound to `values` (translated to `?` for MySQL). */
   async query(
     args: DbQueryArgs,
-    signal: AbortSignal,
+    caller: DatabaseCaller,
+    egress: EgressPolicy,
   ): Promise<{ rows: JsonRow[]; rowCount: number }> {
     const statement: Statement =
       args.type === 'mysql'
         ? translatePlaceholdersForMysql(args.sql, args.values)
         : { sql: args.sql, values: args.values };
-    const result = await this.run(args.type, args.connection, signal, (pool) =>
-      pool.run(statement),
+    const result = await this.run(args.type, args.connection, caller, egress, (session) =>
+      session.run(statement),
     );
     return {
       rows: result.rows.map((row) => toJsonSafe(row) as JsonRow),
@@ -105,39 +133,46 @@ export class DatabaseBroker {
     return this.registry.openConnections();
   }
 
-  /** Closes every pool. */
-  close(): Promise<void> {
-    return this.registry.close();
+  /** Gives back the invocation's connections, rolled back and reset; never rejects. */
+  endInvocation(invocation: string): Promise<void> {
+    return this.connections.end(invocation);
+  }
+
+  /** Gives back every held connection, then closes every pool. */
+  async close(): Promise<void> {
+    await this.connections.endAll();
+    await this.registry.close();
   }
 
   private async run<T>(
     type: Dialect,
     connection: DbConnection,
-    signal: AbortSignal,
-    work: (pool: DatabasePool) => Promise<T>,
+    caller: DatabaseCaller,
+    egress: EgressPolicy,
+    work: (session: StatementRunner) => Promise<T>,
   ): Promise<T> {
-    // A call cancelled while it waited for a pool must not reach the database
-    // (an INSERT would commit after the tool was told it was cancelled).
-    const guarded = (pool: DatabasePool) => {
-      if (signal.aborted) throw new McphostError('ERR_CANCELLED', 'the invocation was cancelled');
-      return work(pool);
-    };
     try {
-      return await raceAbort(this.registry.use(type, connection, guarded), signal);
+      // Checked on every call with the calling server's policy (a pool opened for
+      // one server must not carry another past its own policy); the pool is
+      // keyed by, and dials, the checked address.
+      const ip = await resolveCheckedAddress(connection.host, {
+        policy: egress,
+        lookup: this.lookup,
+        port: connection.port ?? (type === 'pg' ? 5432 : 3306),
+        timeoutMs: this.limits.connectTimeoutMs,
+        timeoutCode: 'ERR_DB_FAILED',
+        failureCode: 'ERR_DB_FAILED',
+        purpose: 'database connection',
+      });
+      const checked = { ...connection, host: ip.address };
+      // The invocation's own connection to this (server, checked address, credentials).
+      return await this.connections.run(caller, type, checked, work);
     } catch (error) {
       throw translateDatabaseError(error, type, connection);
     }
   }
 
   private async openPool(type: Dialect, connection: DbConnection): Promise<DatabasePool> {
-    const ip = await resolveCheckedAddress(connection.host, {
-      policy: this.policy,
-      lookup: this.lookup,
-      timeoutMs: this.limits.connectTimeoutMs,
-      timeoutCode: 'ERR_DB_FAILED',
-      failureCode: 'ERR_DB_FAILED',
-      purpose: 'database connection',
-    });
     const poolLimits: DatabasePoolLimits = {
       maxConnections: this.limits.maxConnectionsPerKey,
       idleMs: this.limits.idleMs,
@@ -146,7 +181,7 @@ export class DatabaseBroker {
     };
     const target = {
       ...connection,
-      address: ip.address,
+      address: connection.host, // the address run() checked
       port: connection.port,
       password: connection.password,
     };
@@ -155,7 +190,7 @@ export class DatabaseBroker {
 
   /** MySQL has no RETURNING: read the row back by its AUTO_INCREMENT column. */
   private async readBackMysqlInsert(
-    pool: DatabasePool,
+    session: StatementRunner,
     args: DbInsertArgs,
     result: StatementResult,
   ): Promise<Record<string, unknown> | undefined> {
@@ -163,7 +198,7 @@ export class DatabaseBroker {
     const [schema, table] = args.table.includes('.')
       ? args.table.split('.')
       : [undefined, args.table];
-    const columns = await pool.run({
+    const columns = await session.run({
       sql:
         'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS ' +
         "WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND EXTRA LIKE '%auto_increment%'",
@@ -171,23 +206,12 @@ export class DatabaseBroker {
     });
     const column = columns.rows[0]?.name;
     if (typeof column !== 'string') return { ...args.row };
-    const readBack = await pool.run({
+    const readBack = await session.run({
       sql: `SELECT * FROM ${quoteTable('mysql', args.table)} WHERE ${quoteColumn('mysql', column)} = ?`,
       values: [result.insertId],
     });
     return readBack.rows[0] ?? { ...args.row, [column]: result.insertId };
   }
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted)
-    return Promise.reject(new McphostError('ERR_CANCELLED', 'database call was cancelled'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void =>
-      reject(new McphostError('ERR_CANCELLED', 'database call was cancelled'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 type DriverError = Error & {

@@ -1,6 +1,9 @@
 /**
  * The seam between the db operations and a driver: a pool of connections to
- * one database (one set of connection parameters) that runs bound statements.
+ * one database (one set of connection parameters, of one server) that hands
+ * out whole connections. An invocation holds one connection per database for
+ * its whole run, so a transaction spans calls; the connection is reset before
+ * anyone else gets it.
  */
 import type { Statement } from './sql-statements.js';
 
@@ -13,14 +16,37 @@ export interface StatementResult {
   insertId?: number | string;
 }
 
+/** Runs bound statements on one connection. */
+export interface StatementRunner {
+  /** Runs one statement; statements of one connection run in the order given. */
+  run(statement: Statement): Promise<StatementResult>;
+}
+
+/** One connection taken out of a pool; exactly one of `release`/`destroy` ends it. */
+export interface PooledConnection extends StatementRunner {
+  /**
+   * Rolls back any open transaction, resets the session (temporary tables,
+   * settings, locks, prepared statements) and returns the connection to the
+   * pool; a connection that fails to reset is destroyed instead. Never throws.
+   */
+  release(): Promise<void>;
+  /** Closes the connection without returning it (a reset hung or cannot be trusted). */
+  destroy(): void;
+}
+
 /** A connection pool for one database. */
 export interface DatabasePool {
-  /** Runs one statement on a pooled connection. */
-  run(statement: Statement): Promise<StatementResult>;
+  /** Takes a connection, opening one when none is idle and the pool is below its limit. */
+  acquire(): Promise<PooledConnection>;
   /** Connections currently open (busy or idle), for tests and metrics. */
   openConnections(): number;
   /** Closes every connection; the pool is unusable afterwards. */
   close(): Promise<void>;
+}
+
+/** Why no connection came: every one is held by invocations of the same server, which keep theirs until they end. */
+export function allConnectionsHeldMessage(maxConnections: number, waitedMs: number): string {
+  return `no connection free within ${waitedMs} ms: all ${maxConnections} connections to this database are held by running invocations of this server; try again shortly`;
 }
 
 /** Pool sizing and timeouts shared by both drivers. */

@@ -6,7 +6,12 @@
  * tool's back.
  */
 import mysql from 'mysql2/promise';
-import type { DatabasePool, DatabasePoolLimits, PoolTarget } from './database-pool.js';
+import type {
+  DatabasePool,
+  DatabasePoolLimits,
+  PoolTarget,
+  PooledConnection,
+} from './database-pool.js';
 
 /** A mysql2 pool for one database. */
 export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits): DatabasePool {
@@ -27,22 +32,54 @@ export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits):
     dateStrings: ['DATE'],
     timezone: 'Z',
     multipleStatements: false,
+    // Never offer LOAD DATA LOCAL INFILE: the server then refuses it at once
+    // (without the flag, a prepared LOAD DATA LOCAL hangs the connection until
+    // the statement backstop), and no file of the control plane is ever read.
+    flags: ['-LOCAL_FILES'],
   });
   pool.on('connection', (connection) => {
     // Idle connections the server closes are replaced by the pool; never crash on them.
     connection.on('error', () => undefined);
-    // Server-side statement limit, so a timed-out statement stops running too: MariaDB
-    // knows max_statement_time (seconds), MySQL max_execution_time (ms, SELECT only).
-    // Each server rejects the other's variable; commands run in order, so these precede any query.
+    // Commands run in order, so these precede any query.
     const core = connection as unknown as { query(sql: string, callback: () => void): void };
-    core.query(
-      `SET SESSION max_statement_time = ${limits.statementTimeoutMs / 1000}`,
-      () => undefined,
-    );
-    core.query(`SET SESSION max_execution_time = ${limits.statementTimeoutMs}`, () => undefined);
-    // Dates travel as UTC both ways (the driver's timezone 'Z' only covers the client side).
-    core.query(`SET SESSION time_zone = '+00:00'`, () => undefined);
+    for (const sql of sessionSettings(limits)) core.query(sql, () => undefined);
   });
+  return {
+    async acquire() {
+      return pooledConnection(await pool.getConnection(), target.database, limits);
+    },
+    openConnections: () => countOpenConnections(pool),
+    close: () => pool.end(),
+  };
+}
+
+/**
+ * Our session settings, applied on connect and again after every reset. Server-side
+ * statement limit, so a timed-out statement stops running too: MariaDB knows
+ * max_statement_time (seconds), MySQL max_execution_time (ms, SELECT only); each
+ * server rejects the other's variable, so failures are ignored. Dates travel as
+ * UTC both ways (the driver's timezone 'Z' only covers the client side).
+ */
+function sessionSettings(limits: DatabasePoolLimits): string[] {
+  return [
+    `SET SESSION max_statement_time = ${limits.statementTimeoutMs / 1000}`,
+    `SET SESSION max_execution_time = ${limits.statementTimeoutMs}`,
+    `SET SESSION time_zone = '+00:00'`,
+  ];
+}
+
+function pooledConnection(
+  connection: mysql.PoolConnection,
+  database: string,
+  limits: DatabasePoolLimits,
+): PooledConnection {
+  let returned = false;
+  const giveBack = (destroy: boolean): void => {
+    if (returned) return;
+    returned = true;
+    if (destroy) connection.destroy();
+    else connection.release();
+  };
   return {
     async run(statement) {
       const values = statement.values.map(bindableValue);
@@ -50,7 +87,7 @@ export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits):
       // query() would splice them into the SQL text escaped with backslashes, which
       // a server in NO_BACKSLASH_ESCAPES mode reads as quotes: an injection.
       // The client-side timeout is a backstop for a server that stops answering.
-      const [result] = await pool.execute({
+      const [result] = await connection.execute({
         sql: statement.sql,
         values,
         timeout: limits.statementTimeoutMs + 5_000,
@@ -61,8 +98,28 @@ export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits):
       const header = result as mysql.ResultSetHeader;
       return { rows: [], rowCount: header.affectedRows, insertId: header.insertId };
     },
-    openConnections: () => countOpenConnections(pool),
-    close: () => pool.end(),
+    async release() {
+      try {
+        // COM_RESET_CONNECTION: rolls back, drops temporary tables, releases locks,
+        // clears user variables and prepared statements (mysql2 forgets its cache
+        // too) and returns every session variable to the server default, so ours
+        // are applied again. A server without it (MySQL < 5.7.3) fails here, and the
+        // connection is then closed rather than reused.
+        await connection.reset();
+        // The reset keeps the current database, which MariaDB lets a prepared `USE` change.
+        await connection.query(`USE \`${database.replaceAll('`', '``')}\``);
+        const [timeout, executionTime, timeZone] = sessionSettings(limits);
+        await connection.query(timeout!).catch(() => undefined);
+        await connection.query(executionTime!).catch(() => undefined);
+        await connection.query(timeZone!);
+        giveBack(false);
+      } catch {
+        giveBack(true);
+      }
+    },
+    destroy() {
+      giveBack(true);
+    },
   };
 }
 

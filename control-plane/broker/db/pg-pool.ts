@@ -5,7 +5,13 @@
  * statement_timeout and client-side a little later in case the server hangs.
  */
 import pg from 'pg';
-import type { DatabasePool, DatabasePoolLimits, PoolTarget } from './database-pool.js';
+import {
+  allConnectionsHeldMessage,
+  type DatabasePool,
+  type DatabasePoolLimits,
+  type PoolTarget,
+  type PooledConnection,
+} from './database-pool.js';
 import { parseInt8Text } from './json-safe.js';
 
 const INT8_OID = 20;
@@ -42,19 +48,83 @@ export function createPgPool(target: PoolTarget, limits: DatabasePoolLimits): Da
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return {
+    async acquire() {
+      try {
+        return pooledConnection(await pool.connect());
+      } catch (error) {
+        // pg's wait for a free client ends with "timeout exceeded when trying to connect".
+        if (pool.totalCount < limits.maxConnections) throw error;
+        throw new Error(allConnectionsHeldMessage(limits.maxConnections, limits.connectTimeoutMs));
+      }
+    },
+    openConnections: () => pool.totalCount,
+    close: () => pool.end(),
+  };
+}
+
+function pooledConnection(client: pg.PoolClient): PooledConnection {
+  let returned = false;
+  // pg removes its own listener while a client is checked out, and an invocation
+  // holds one for its whole run: a server-side disconnect must not crash us.
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on('error', onError);
+  // Exactly once: pg throws when a client is released twice.
+  const giveBack = (error?: Error): void => {
+    if (returned) return;
+    returned = true;
+    client.removeListener('error', onError);
+    // A destroyed client may still report its socket closing.
+    if (error !== undefined) client.on('error', () => undefined);
+    client.release(error);
+  };
+  return {
     async run(statement) {
-      // Extended protocol always: one statement per call, even without values.
-      const result = await pool.query({
-        text: statement.sql,
-        values: statement.values,
-        queryMode: 'extended',
-      } as pg.QueryConfig);
+      if (broken !== undefined) throw broken;
+      let result: pg.QueryResult;
+      try {
+        // Extended protocol always: one statement per call, even without values.
+        result = await client.query({
+          text: statement.sql,
+          values: statement.values,
+          queryMode: 'extended',
+        } as pg.QueryConfig);
+      } catch (error) {
+        // node-postgres answers COPY … FROM STDIN with CopyFail; in the extended
+        // protocol the server then waits for a Sync that never comes, and every
+        // later statement on the connection would hang. Close it instead.
+        if (error instanceof Error && error.message.includes('No source stream defined')) {
+          broken = new Error(
+            'COPY … FROM STDIN is not supported by sdk.db (use insert, or INSERT … VALUES); the connection was closed',
+          );
+          throw broken;
+        }
+        throw error;
+      }
       return {
         rows: result.rows as Record<string, unknown>[],
         rowCount: result.rowCount ?? result.rows.length,
       };
     },
-    openConnections: () => pool.totalCount,
-    close: () => pool.end(),
+    async release() {
+      if (broken !== undefined) return giveBack(broken);
+      try {
+        // DISCARD ALL refuses to run inside a transaction block: roll back first
+        // (outside one, ROLLBACK only warns). DISCARD ALL drops temporary tables,
+        // prepared statements, advisory locks, LISTENs and every SET, back to the
+        // values of the connection's start (statement_timeout stays ours).
+        await client.query('ROLLBACK');
+        await client.query('DISCARD ALL');
+        giveBack();
+      } catch (error) {
+        // Passing an error makes pg close the connection instead of pooling it.
+        giveBack(error instanceof Error ? error : new Error('session reset failed'));
+      }
+    },
+    destroy() {
+      giveBack(new Error('connection destroyed'));
+    },
   };
 }

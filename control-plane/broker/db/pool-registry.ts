@@ -1,10 +1,12 @@
 /**
- * One connection pool per set of connection parameters, shared by every
- * invocation that names the same database. Pools are keyed by a hash that
- * includes the password (two credentials never share connections) and that is
- * never logged. The number of pools is bounded so that pools × connections per
- * pool stays within the overall connection budget: a new pool evicts the least
- * recently used idle one, and pools idle for `idleMs` are closed.
+ * One connection pool per server and set of connection parameters. Pools are
+ * keyed by a hash of the server (tenant) and every connection parameter,
+ * password included (never logged): a connection never crosses servers, nor
+ * credentials. The number of pools is bounded so that pools × connections per
+ * pool stays within the overall connection budget, and one server may hold at
+ * most `maxPoolsPerServer` of them so that it cannot take the whole budget.
+ * A new pool evicts the least recently used idle one (of the same server when
+ * that server is at its share); pools idle for `idleMs` are closed.
  */
 import { createHash } from 'node:crypto';
 import { McphostError } from '../../errors.js';
@@ -15,6 +17,8 @@ import type { DatabasePool } from './database-pool.js';
 export interface PoolRegistryOptions {
   /** Pools open at once; each holds up to its own connection limit. */
   maxPools: number;
+  /** Pools one server may hold at once (≤ maxPools). */
+  maxPoolsPerServer: number;
   /** An unused pool is closed after this many milliseconds. */
   idleMs: number;
   /** Opens the pool for a key the first time it is used (resolves and checks the host). */
@@ -23,7 +27,13 @@ export interface PoolRegistryOptions {
   now?: () => number;
 }
 
-type Entry = { pool: Promise<DatabasePool>; active: number; lastUsed: number };
+/** A pool held open for its user: it is not evicted until `release` is called (once). */
+export interface PoolLease {
+  pool: DatabasePool;
+  release(): void;
+}
+
+type Entry = { server: string; pool: Promise<DatabasePool>; active: number; lastUsed: number };
 
 /** Keyed, bounded, idle-closing collection of database pools. */
 export class PoolRegistry {
@@ -35,6 +45,12 @@ export class PoolRegistry {
   constructor(private readonly options: PoolRegistryOptions) {
     if (!Number.isInteger(options.maxPools) || options.maxPools < 1)
       throw new TypeError('maxPools must be a positive integer');
+    if (
+      !Number.isInteger(options.maxPoolsPerServer) ||
+      options.maxPoolsPerServer < 1 ||
+      options.maxPoolsPerServer > options.maxPools
+    )
+      throw new TypeError('maxPoolsPerServer must be a positive integer ≤ maxPools');
     this.now = options.now ?? Date.now;
     this.sweeper = setInterval(
       () => void this.closeIdle(),
@@ -43,25 +59,29 @@ export class PoolRegistry {
     this.sweeper.unref();
   }
 
-  /** Runs `work` with the pool for these parameters, creating it if needed. */
-  async use<T>(
-    type: 'pg' | 'mysql',
-    connection: DbConnection,
-    work: (pool: DatabasePool) => Promise<T>,
-  ): Promise<T> {
+  /** The pool of `server` for these parameters, created if needed, held until released. */
+  async lease(server: string, type: 'pg' | 'mysql', connection: DbConnection): Promise<PoolLease> {
     if (this.closed)
       throw new McphostError('ERR_DB_FAILED', 'the database broker is shutting down');
-    const key = poolKey(type, connection);
+    const key = poolKey(server, type, connection);
     // The lease is taken synchronously with the lookup so a concurrent eviction cannot close it.
     let entry = this.entries.get(key);
-    if (entry === undefined) entry = await this.openEntry(key, type, connection);
+    if (entry === undefined) entry = await this.openEntry(key, server, type, connection);
     else entry.active += 1;
     entry.lastUsed = this.now();
+    const held = entry;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      held.active -= 1;
+      held.lastUsed = this.now();
+    };
     try {
-      return await work(await entry.pool);
-    } finally {
-      entry.active -= 1;
-      entry.lastUsed = this.now();
+      return { pool: await held.pool, release };
+    } catch (error) {
+      release();
+      throw error;
     }
   }
 
@@ -89,7 +109,7 @@ export class PoolRegistry {
     await Promise.all(idle.map(([key]) => this.evict(key)));
   }
 
-  /** Closes every pool; later `use` calls fail. */
+  /** Closes every pool; later `lease` calls fail. */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
@@ -98,23 +118,35 @@ export class PoolRegistry {
 
   private async openEntry(
     key: string,
+    server: string,
     type: 'pg' | 'mysql',
     connection: DbConnection,
   ): Promise<Entry> {
     // Evicting waits for a pool to close, and other callers run meanwhile: check
-    // again after every wait, so concurrent new keys cannot overshoot maxPools.
-    while (this.entries.size >= this.options.maxPools) {
-      const before = this.entries.size;
-      await this.evictLeastRecentlyUsedIdle();
-      if (this.entries.size >= before && this.entries.size >= this.options.maxPools) break;
-    }
-    // Another caller may have opened it while we evicted.
-    const existing = this.entries.get(key);
-    if (existing !== undefined) {
-      existing.active += 1;
-      return existing;
+    // again after every wait (each round evicts one pool or throws).
+    for (;;) {
+      // Another caller may have opened it while we evicted.
+      const existing = this.entries.get(key);
+      if (existing !== undefined) {
+        existing.active += 1;
+        return existing;
+      }
+      const { maxPools, maxPoolsPerServer } = this.options;
+      const own = [...this.entries.values()].filter((entry) => entry.server === server).length;
+      const everyPoolBusy = `too many databases in use at once: all ${maxPools} connection pools are busy; try again shortly`;
+      if (own >= maxPoolsPerServer) {
+        await this.evictLeastRecentlyUsedIdle(
+          server,
+          maxPoolsPerServer === maxPools
+            ? everyPoolBusy
+            : `this server uses too many databases at once: all ${maxPoolsPerServer} of its connection pools are busy; try again shortly`,
+        );
+      } else if (this.entries.size >= maxPools) {
+        await this.evictLeastRecentlyUsedIdle(undefined, everyPoolBusy);
+      } else break;
     }
     const entry: Entry = {
+      server,
       pool: this.options.open(type, connection),
       active: 1,
       lastUsed: this.now(),
@@ -126,16 +158,17 @@ export class PoolRegistry {
     return entry;
   }
 
-  private async evictLeastRecentlyUsedIdle(): Promise<void> {
-    const idle = [...this.entries].filter(([, entry]) => entry.active === 0);
+  /** Evicts the least recently used idle pool (of `server` when given), or throws `busy`. */
+  private async evictLeastRecentlyUsedIdle(
+    server: string | undefined,
+    busy: string,
+  ): Promise<void> {
+    const idle = [...this.entries].filter(
+      ([, entry]) => entry.active === 0 && (server === undefined || entry.server === server),
+    );
     idle.sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
     const oldest = idle[0];
-    if (oldest === undefined) {
-      throw new McphostError(
-        'ERR_DB_FAILED',
-        `too many databases in use at once: all ${this.options.maxPools} connection pools are busy; try again shortly`,
-      );
-    }
+    if (oldest === undefined) throw new McphostError('ERR_DB_FAILED', busy);
     await this.evict(oldest[0]);
   }
 
@@ -148,9 +181,10 @@ export class PoolRegistry {
   }
 }
 
-/** Hash of every connection parameter, the password included; never logged or returned. */
-function poolKey(type: 'pg' | 'mysql', connection: DbConnection): string {
+/** Hash of the server and every connection parameter, the password included; never logged or returned. */
+export function poolKey(server: string, type: 'pg' | 'mysql', connection: DbConnection): string {
   const parts = [
+    server,
     type,
     connection.host.toLowerCase(),
     connection.port ?? null,
