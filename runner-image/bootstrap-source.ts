@@ -109,6 +109,11 @@ function callHost(op, args) {
       reject(makeError('ERR_CANCELLED', 'the invocation has ended'));
       return;
     }
+    // A negative id is minus the largest line the host may send: these arguments are over it.
+    if (id < 0) {
+      reject(makeError('ERR_INVALID_ARGUMENT', 'arguments of ' + op + ' are too large: more than ' + (-id) + ' bytes once encoded as JSON; send less (a smaller body, fewer or smaller values)'));
+      return;
+    }
     pending[id] = [resolve, reject];
   });
 }
@@ -481,6 +486,15 @@ function cancel() {
 }
 
 ObjectFreeze(sdk);
+
+// What the engine settles on its own schedule, outside the drains the host
+// controls (see tool-context.ts): a FinalizationRegistry callback would run
+// tool code after its invocation ended; a timed-out Atomics.waitAsync, or the
+// refusal of WebAssembly.compile (code generation is off), would settle after
+// the drain and leave the tool waiting for one that never comes.
+delete G.FinalizationRegistry;
+delete G.WebAssembly;
+if (typeof Atomics === 'object') delete Atomics.waitAsync;
 
 /** Evaluates lodash now (while idle), so the tool's first sdk.lodash costs nothing. */
 function preloadLodash() {

@@ -100,7 +100,8 @@ export class InvocationRunner {
     const invocation = new Invocation({
       id: message.invocation,
       limits: message.limits,
-      api: context.api,
+      timeoutMs: message.timeoutMs,
+      context,
       write: this.#write,
       onEnd: (ended) => {
         this.#remember(ended.id);
@@ -111,11 +112,7 @@ export class InvocationRunner {
     this.#current = invocation;
     // Evaluating the wrapper only creates the function; no tool code runs here.
     const tool: unknown = compiled.script.runInContext(context.context);
-    try {
-      context.api.start(tool, JSON.stringify(message.params), JSON.stringify(message.env));
-    } catch {
-      invocation.fail({ code: 'ERR_INTERNAL', message: 'the harness could not start the tool' });
-    }
+    invocation.start(tool, JSON.stringify(message.params), JSON.stringify(message.env));
   }
 
   #reply(message: ReplyMessage): void {
@@ -165,11 +162,13 @@ export class InvocationRunner {
 
   /**
    * Rejects import() with a string: a primitive belongs to no realm. An object
-   * would have to come from some context, and code left over from an earlier
-   * invocation (an Atomics.waitAsync or FinalizationRegistry callback) can
-   * still run and call import() — handing it the current invocation's realm.
+   * would have to come from some context, and code from another invocation
+   * calling import() would be handed the current invocation's realm. Node
+   * settles the import() promise after this returns, past the running drain:
+   * the current invocation drains once more so the tool sees the rejection.
    */
   #refuseImport(specifier: string): never {
+    this.#current?.poke();
     throw `import() is not available in tool code (asked for ${String(specifier).slice(0, 200)})`;
   }
 

@@ -3,10 +3,19 @@
  * (logs, sdk calls, timers, the outcome), enforces the log and result limits,
  * and ends exactly once — by result, error or cancel. After the end every bridge
  * call is ignored, so late output of the tool is dropped and no timer fires.
+ *
+ * Tool code runs only when the host enters the context (start, a reply, a
+ * timer) and in the microtasks drained right after, within the invocation's
+ * time left. An outcome reached during a drain is written when the drain
+ * returns: whatever the tool queued behind its `return` runs on its own time,
+ * and once the result is out the context is never entered or drained again.
  */
 import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import {
   CALL_OPERATIONS,
+  DEFAULT_MAX_LINE_BYTES,
+  LOG_ENTRY_MIN_BYTES,
   LogLevel,
   type CallOperation,
   type ErrorCode,
@@ -15,7 +24,7 @@ import {
   type WireError,
 } from '../src/protocol/index.js';
 import { callLine, errorResultLine, logLine, okResultLine } from './protocol-lines.js';
-import type { ContextApi, HostBridge } from './tool-context.js';
+import type { HostBridge, ToolContext } from './tool-context.js';
 
 /** Largest error message on the wire, in characters (WireError's limit). */
 const MAX_MESSAGE_CHARS = 64 * 1024;
@@ -25,11 +34,19 @@ const CONTEXT_FAILURE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ERR_RESULT_NOT_SERIALISABLE',
 ]);
 
+/**
+ * Largest line the control plane reads (its LineReader's default): a call
+ * over it is refused in the tool instead of faulting the whole container.
+ */
+const MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
+
 /** What an invocation needs from the harness. */
 export interface InvocationOptions {
   id: string;
   limits: InvokeLimits;
-  api: ContextApi;
+  /** The invocation's time limit, in ms: microtask drains stop there. */
+  timeoutMs: number;
+  context: Pick<ToolContext, 'api' | 'drain'>;
   /** Writes one protocol line to stdout. */
   write: (line: string) => void;
   /** Called once, right after the outcome line was written. */
@@ -40,7 +57,8 @@ export interface InvocationOptions {
 export class Invocation {
   readonly id: string;
   readonly #limits: InvokeLimits;
-  readonly #api: ContextApi;
+  readonly #context: Pick<ToolContext, 'api' | 'drain'>;
+  readonly #deadline: number;
   readonly #write: (line: string) => void;
   readonly #onEnd: (invocation: Invocation) => void;
   readonly #pendingCalls = new Set<number>();
@@ -48,13 +66,20 @@ export class Invocation {
   #nextCallId = 0;
   #nextTimerId = 1;
   #logBytes = 0;
+  #logEntries = 0;
   #logDropped = false;
   #ended = false;
+  /** True while tool code runs (an entry into the context and its drain). */
+  #inContext = false;
+  /** The outcome line reached inside the context, written once it is left. */
+  #outcomeLine: string | null = null;
+  #poked = false;
 
   constructor(options: InvocationOptions) {
     this.id = options.id;
     this.#limits = options.limits;
-    this.#api = options.api;
+    this.#context = options.context;
+    this.#deadline = performance.now() + options.timeoutMs;
     this.#write = options.write;
     this.#onEnd = options.onEnd;
   }
@@ -95,28 +120,46 @@ export class Invocation {
     }
   };
 
+  /** Runs the tool function (made by the compiled wrapper) with params and env as JSON text. */
+  start(tool: unknown, paramsJson: string, envJson: string): void {
+    this.#enter(
+      () => this.#context.api.start(tool, paramsJson, envJson),
+      () => this.fail({ code: 'ERR_INTERNAL', message: 'the harness could not start the tool' }),
+    );
+  }
+
+  /**
+   * Drains the context once more, soon: something the tool started (a refused
+   * import()) settles on the host after the current drain has returned.
+   */
+  poke(): void {
+    if (this.#ended || this.#poked) return;
+    this.#poked = true;
+    setImmediate(() => {
+      this.#poked = false;
+      this.#enter(() => undefined);
+    });
+  }
+
   /** Delivers a reply; false when no such call is pending (a protocol fault). */
   reply(message: ReplyMessage): boolean {
     if (!this.#pendingCalls.delete(message.call)) return false;
     const [payload, code] = message.ok
       ? [JSON.stringify(message.value ?? null), '']
       : [message.error.message, message.error.code];
-    try {
-      this.#api.settle(message.call, message.ok, payload, code);
-    } catch {
-      // Whatever the context threw is its own; it is never inspected here.
-    }
+    this.#enter(() => this.#context.api.settle(message.call, message.ok, payload, code));
     return true;
   }
 
-  /** Ends at once with ERR_CANCELLED; pending sdk calls reject in the context. */
+  /** Ends at once with ERR_CANCELLED; the context is never entered again. */
   cancel(): void {
     if (this.#ended) return;
     this.fail({ code: 'ERR_CANCELLED', message: 'the invocation was cancelled' });
     try {
-      this.#api.cancel();
+      // Stops its timers; the rejections it queues are never drained, so no tool code runs.
+      this.#context.api.cancel();
     } catch {
-      // As above: never inspect a context value.
+      // Whatever the context threw is its own; it is never inspected here.
     }
   }
 
@@ -148,21 +191,58 @@ export class Invocation {
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     this.#pendingCalls.clear();
+    if (this.#inContext) this.#outcomeLine = line;
+    else this.#send(line);
+  }
+
+  #send(line: string): void {
     this.#write(line);
     this.#onEnd(this);
   }
 
+  /**
+   * Enters the context (`entry` calls into it), then drains the microtasks it
+   * queued within the time left. Nothing runs once the invocation has ended.
+   */
+  #enter(entry: () => void, onThrow: () => void = () => undefined): void {
+    if (this.#ended) return;
+    this.#inContext = true;
+    let drained: 'done' | 'timeout';
+    try {
+      try {
+        entry();
+      } catch {
+        // Never inspect a context value.
+        onThrow();
+      }
+      drained = this.#context.drain(this.#deadline - performance.now());
+    } finally {
+      this.#inContext = false;
+    }
+    if (drained === 'timeout' && !this.#ended) {
+      this.fail({ code: 'ERR_TOOL_TIMEOUT', message: 'the tool ran past its time limit' });
+      return;
+    }
+    const line = this.#outcomeLine;
+    if (line !== null) {
+      this.#outcomeLine = null;
+      this.#send(line);
+    }
+  }
+
   #log(level: LogLevel, text: string): void {
     if (this.#logDropped) return;
-    const limit = this.#limits.maxLogBytes;
-    this.#logBytes += Buffer.byteLength(text);
-    if (this.#logBytes > limit) {
+    const { maxLogBytes, maxLogEntries } = this.#limits;
+    // An empty line still costs something to carry and keep.
+    this.#logBytes += Math.max(LOG_ENTRY_MIN_BYTES, Buffer.byteLength(text));
+    this.#logEntries += 1;
+    if (this.#logBytes > maxLogBytes || this.#logEntries > maxLogEntries) {
       this.#logDropped = true;
       this.#write(
         logLine(
           this.id,
           'warn',
-          `[mcphost] log output passed the limit of ${limit} bytes; the rest is dropped`,
+          `[mcphost] log output passed the limit of ${maxLogEntries} lines or ${maxLogBytes} bytes; the rest is dropped`,
         ),
       );
       return;
@@ -170,10 +250,17 @@ export class Invocation {
     this.#write(logLine(this.id, level, text));
   }
 
+  /**
+   * Sends a brokered call; its id, or minus the line limit when the encoded
+   * call would be longer than the control plane reads (the context then
+   * rejects it with ERR_INVALID_ARGUMENT and the container stays).
+   */
   #call(op: CallOperation, argsJson: string): number {
+    const line = callLine(this.id, this.#nextCallId, op, argsJson);
+    if (Buffer.byteLength(line) - 1 > MAX_LINE_BYTES) return -MAX_LINE_BYTES;
     const call = this.#nextCallId++;
     this.#pendingCalls.add(call);
-    this.#write(callLine(this.id, call, op, argsJson));
+    this.#write(line);
     return call;
   }
 
@@ -181,11 +268,8 @@ export class Invocation {
     const id = this.#nextTimerId++;
     const fire = (): void => {
       if (!repeat) this.#timers.delete(id);
-      try {
-        this.#api.fire(id);
-      } catch {
-        // The context reports its own failures through the bridge.
-      }
+      // The context reports its own failures through the bridge.
+      this.#enter(() => this.#context.api.fire(id));
     };
     this.#timers.set(id, repeat ? setInterval(fire, delayMs) : setTimeout(fire, delayMs));
     return id;

@@ -7,6 +7,7 @@
  * names it, else on first access of `sdk.lodash`.
  */
 import { readFileSync } from 'node:fs';
+import { types } from 'node:util';
 import vm from 'node:vm';
 import { BOOTSTRAP_SOURCE } from './bootstrap-source.js';
 
@@ -43,6 +44,11 @@ export interface ToolContext {
   readonly context: vm.Context;
   readonly api: ContextApi;
   readonly slot: BridgeSlot;
+  /**
+   * Runs the microtasks the context has queued, for at most `timeoutMs`;
+   * 'timeout' when they were stopped at the limit (what was left never runs).
+   */
+  drain(timeoutMs: number): 'done' | 'timeout';
 }
 
 /**
@@ -50,11 +56,21 @@ export interface ToolContext {
  * which also keeps code without our import() guard out (see vm-modules-flag.ts),
  * and WebAssembly compilation is refused. Lodash's `_.template` needs `Function`
  * and so is unavailable.
+ *
+ * Each context has its own microtask queue (`afterEvaluate`), which runs only
+ * when the host drains it (`ToolContext.drain`): the host decides when tool
+ * code may run, with a time limit, and once an invocation has ended its queue
+ * is never drained again — `(async () => { for (;;) await null })()` left
+ * behind by a finished tool stops with it instead of starving the next one.
  */
 const CONTEXT_OPTIONS: vm.CreateContextOptions = {
   name: 'mcphost tool',
   codeGeneration: { strings: false, wasm: false },
+  microtaskMode: 'afterEvaluate',
 };
+
+/** Evaluating it does nothing; what matters is the microtask checkpoint `afterEvaluate` runs after it. */
+const DRAIN_SCRIPT = new vm.Script('undefined', { filename: 'mcphost-drain.js' });
 
 /** Compiles the bootstrap and lodash once; makes contexts from them. */
 export class ToolContextFactory {
@@ -97,6 +113,18 @@ export class ToolContextFactory {
     const install = this.#bootstrap.runInContext(context) as (bridge: HostBridge) => ContextApi;
     const api = install(bridge);
     if (withLodash) api.preloadLodash();
-    return { context, api, slot };
+    const drain = (timeoutMs: number): 'done' | 'timeout' => {
+      try {
+        DRAIN_SCRIPT.runInContext(context, { timeout: Math.max(1, Math.ceil(timeoutMs)) });
+        return 'done';
+      } catch (error) {
+        // Read without running anything: a value from the context could carry getters or traps.
+        return types.isNativeError(error) &&
+          Object.getOwnPropertyDescriptor(error, 'code')?.value === 'ERR_SCRIPT_EXECUTION_TIMEOUT'
+          ? 'timeout'
+          : 'done';
+      }
+    };
+    return { context, api, slot, drain };
   }
 }

@@ -17,8 +17,10 @@ export interface InvocationLimits {
   pids: number;
   /** Largest serialised result, in bytes. */
   maxResultBytes: number;
-  /** Largest total of log text per invocation, in bytes. */
+  /** Largest total of log text per invocation, in bytes (each line costs at least LOG_ENTRY_MIN_BYTES). */
   maxLogBytes: number;
+  /** Largest number of console lines per invocation. */
+  maxLogEntries: number;
 }
 
 /** Schema of a complete set of limits (used where limits enter from configuration). */
@@ -29,6 +31,7 @@ export const InvocationLimitsSchema = z.object({
   pids: z.number().int().positive(),
   maxResultBytes: z.number().int().positive(),
   maxLogBytes: z.number().int().positive(),
+  maxLogEntries: z.number().int().positive(),
 });
 
 /** Service-wide defaults when nothing else is configured. */
@@ -39,6 +42,7 @@ export const DEFAULT_INVOCATION_LIMITS: Readonly<InvocationLimits> = Object.free
   pids: 64,
   maxResultBytes: 1024 * 1024,
   maxLogBytes: 64 * 1024,
+  maxLogEntries: 1000,
 });
 
 /** Merges tool, then server, then default limits with `??` (0 is a value, not "unset"). */
@@ -54,6 +58,7 @@ export function resolveLimits(
     pids: tool?.pids ?? server?.pids ?? defaults.pids,
     maxResultBytes: tool?.maxResultBytes ?? server?.maxResultBytes ?? defaults.maxResultBytes,
     maxLogBytes: tool?.maxLogBytes ?? server?.maxLogBytes ?? defaults.maxLogBytes,
+    maxLogEntries: tool?.maxLogEntries ?? server?.maxLogEntries ?? defaults.maxLogEntries,
   };
 }
 

@@ -23,12 +23,13 @@ import { McphostError, isMcphostError } from '../errors.js';
 import type { SandboxExit, SandboxInstance } from './driver.js';
 import type { CallContext } from './invocation.js';
 import type { InvocationLimits } from './limits.js';
+import { cancelled } from './sandbox-errors.js';
 import { faultFromExit, timeoutError } from './faults.js';
 
-/** Options of a connection; validated once at construction. */
 /** The largest line the harness reads (its LineReader's default): replies must fit. */
 const HARNESS_MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
 
+/** Options of a connection; validated once at construction. */
 export interface RunnerConnectionOptions {
   /** Largest stdout line accepted, in bytes; default 16 MiB. */
   maxLineBytes?: number;
@@ -125,12 +126,12 @@ export class RunnerConnection {
     void instance.exited.then((exit) => this.#onExit(exit));
   }
 
-  /** True while the connection can take an invocation (ready, idle, never faulted). */
   /** V8 heap in use after the last invocation, in bytes, as the harness reported it. */
   get heapUsedBytes(): number {
     return this.#heapUsedBytes;
   }
 
+  /** True while the connection can take an invocation (ready, idle, never faulted). */
   get usable(): boolean {
     return this.#state === 'idle';
   }
@@ -155,13 +156,13 @@ export class RunnerConnection {
       if (this.#brokenBy) return Promise.reject(this.#brokenBy);
       throw new TypeError(`RunnerConnection.invoke: connection is ${this.#state}, not idle`);
     }
-    if (hooks.signal?.aborted) return Promise.reject(cancelledError());
+    if (hooks.signal?.aborted) return Promise.reject(cancelled());
     return new Promise<InvocationResult>((resolve, reject) => {
       const id = randomUUID();
       const { timeoutMs } = request.limits;
       const onAbort = (): void => {
         this.#send({ type: 'cancel', invocation: id });
-        this.#break(cancelledError());
+        this.#break(cancelled());
       };
       hooks.signal?.addEventListener('abort', onAbort, { once: true });
       this.#active = {
@@ -189,6 +190,7 @@ export class RunnerConnection {
         limits: {
           maxResultBytes: request.limits.maxResultBytes,
           maxLogBytes: request.limits.maxLogBytes,
+          maxLogEntries: request.limits.maxLogEntries,
         },
       });
     });
@@ -338,10 +340,6 @@ export class RunnerConnection {
       );
     }
   }
-}
-
-function cancelledError(): McphostError {
-  return new McphostError('ERR_CANCELLED', 'the invocation was cancelled');
 }
 
 /** A brokered call's failure as it travels back: wire codes keep theirs, anything else is internal. */

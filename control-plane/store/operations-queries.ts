@@ -13,6 +13,8 @@ import {
   type PoolSettingsRecord,
   type PoolSizing,
 } from './records.js';
+import { sql } from 'kysely';
+import { boundInvocationRow, pageOmittedLogs } from './invocation-bounds.js';
 import { invocationFromRow, invocationToRow, poolSettingsFromRow } from './row-mapping.js';
 import {
   readOperation,
@@ -40,18 +42,18 @@ export function getPoolSettings(context: StoreContext): Promise<PoolSettingsReco
   });
 }
 
-/** Stores the pool sizing of one tool; ERR_NOT_FOUND if the server is absent. */
+/** Stores the pool sizing of a server (`tool` "") or of one tool's own pool; ERR_NOT_FOUND if the server is absent. */
 export async function putPoolSettings(
   context: StoreContext,
   subdomain: string,
   tool: string,
   sizing: PoolSizing,
 ): Promise<PoolSettingsRecord> {
-  const validTool = validate(toolNameSchema, tool, 'tool name');
+  const validTool = tool === '' ? '' : validate(toolNameSchema, tool, 'tool name');
   const { minWarm, maxSize } = validate(poolSizingSchema, sizing, 'pool settings');
   return writeOperation(
     context,
-    `saving pool settings of "${subdomain}/${validTool}"`,
+    `saving pool settings of "${validTool ? `${subdomain}/${validTool}` : subdomain}"`,
     { subdomain, kind: 'pool' },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
@@ -82,7 +84,12 @@ export async function appendInvocations(
   entries: readonly InvocationRecordInput[],
 ): Promise<void> {
   const rows = entries.map((entry) =>
-    invocationToRow(validate(invocationRecordSchema, entry, 'invocation entry')),
+    invocationToRow(
+      boundInvocationRow(
+        validate(invocationRecordSchema, entry, 'invocation entry'),
+        context.invocationRowMaxBytes,
+      ),
+    ),
   );
   if (rows.length === 0) return;
   await writeOperation(context, 'appending invocations', null, async (trx) => {
@@ -95,22 +102,70 @@ export async function appendInvocations(
   });
 }
 
-/** Invocation entries, newest first, optionally of one server and tool. */
+/**
+ * Invocation entries, newest first, optionally of one server and tool. Log
+ * lines fill the page up to `invocationPageMaxBytes` (measured before they are
+ * read); rows past it carry a notice instead, so neither the answer nor the
+ * memory that builds it grows with what tools logged.
+ */
 export async function listInvocations(
   context: StoreContext,
   query: InvocationQuery = {},
 ): Promise<InvocationRecord[]> {
   const { server, tool, limit } = validate(invocationQuerySchema, query, 'invocation query');
+  const maxPageBytes = context.invocationPageMaxBytes;
   return readOperation(context, 'listing invocations', async (db) => {
+    const logBytes =
+      context.dialect === 'postgres'
+        ? sql<number>`octet_length(logs)`
+        : sql<number>`length(cast(logs as blob))`;
     const rows = await db
       .selectFrom('invocations')
-      .selectAll()
+      .select([
+        'seq',
+        'id',
+        'at',
+        'server',
+        'tool',
+        'version',
+        'duration_ms',
+        'ok',
+        'error_code',
+        'error_message',
+        'caller',
+        'request_id',
+      ])
+      .select(logBytes.as('log_bytes'))
       .$if(server !== undefined, (select) => select.where('server', '=', server as string))
       .$if(tool !== undefined, (select) => select.where('tool', '=', tool as string))
       .orderBy('seq', 'desc')
       .limit(limit)
       .execute();
-    return rows.map(invocationFromRow);
+    let pageBytes = 0;
+    const fitting: number[] = [];
+    for (const row of rows) {
+      const bytes = Number(row.log_bytes);
+      if (pageBytes + bytes > maxPageBytes) continue;
+      pageBytes += bytes;
+      fitting.push(Number(row.seq));
+    }
+    const logsBySeq = new Map<number, string>();
+    for (let start = 0; start < fitting.length; start += INSERT_CHUNK_ROWS) {
+      const chunk = fitting.slice(start, start + INSERT_CHUNK_ROWS);
+      const found = await db
+        .selectFrom('invocations')
+        .select(['seq', 'logs'])
+        .where('seq', 'in', chunk)
+        .execute();
+      for (const { seq, logs } of found) logsBySeq.set(Number(seq), logs);
+    }
+    return rows.map(({ log_bytes: bytes, ...row }) => {
+      const logs = logsBySeq.get(Number(row.seq));
+      const record = invocationFromRow({ ...row, logs: logs ?? '[]' });
+      return logs === undefined
+        ? { ...record, logs: pageOmittedLogs(Number(bytes), maxPageBytes) }
+        : record;
+    });
   });
 }
 

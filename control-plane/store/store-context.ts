@@ -26,6 +26,10 @@ export interface StoreContext {
   readonly now: () => string;
   /** Invocation rows kept by pruning. */
   readonly invocationRetention: number;
+  /** Largest error message plus log lines of one invocation row, in bytes. */
+  readonly invocationRowMaxBytes: number;
+  /** Largest total of log lines in one listed page of invocations, in bytes. */
+  readonly invocationPageMaxBytes: number;
 }
 
 /** Runs a read, mapping driver failures to ERR_STORE. */

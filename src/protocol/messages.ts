@@ -157,11 +157,23 @@ export type HarnessMessage = z.infer<typeof HarnessMessage>;
 // ---------------------------------------------------------------------------
 // control plane → harness
 
+/**
+ * What every console line costs against `maxLogBytes` at least, in bytes: an
+ * empty line is not free to carry, store and show, so a loop of
+ * `console.log('')` runs out of budget like any other flood.
+ */
+export const LOG_ENTRY_MIN_BYTES = 64;
+
 export const InvokeLimits = z.object({
   /** Largest serialised result, in bytes. */
   maxResultBytes: z.number().int().positive(),
-  /** Largest total of log text per invocation, in bytes; the rest is dropped with a notice. */
+  /**
+   * Largest total of log text per invocation, in bytes, each line charged at
+   * least LOG_ENTRY_MIN_BYTES; the rest is dropped with a notice.
+   */
   maxLogBytes: z.number().int().positive(),
+  /** Largest number of console lines per invocation; the rest is dropped with a notice. */
+  maxLogEntries: z.number().int().positive(),
 });
 export type InvokeLimits = z.infer<typeof InvokeLimits>;
 

@@ -247,21 +247,45 @@ describe('console', () => {
     ]);
   });
 
-  it('stops at maxLogBytes with one notice line', async () => {
+  it('stops at maxLogBytes with one notice line, each line charged at least 64 bytes', async () => {
     const outcome = await harness.invoke(
       'for (let i = 0; i < 100; i++) console.log("0123456789"); return "done"',
       {
-        limits: { maxLogBytes: 35 },
+        limits: { maxLogBytes: 200 },
       },
     );
     expect(valueOf(outcome)).toBe('done');
+    // 10 bytes of text, 64 charged: three lines fit in 200 bytes.
     expect(outcome.logs.map((log) => log.text)).toEqual([
       '0123456789',
       '0123456789',
       '0123456789',
-      '[mcphost] log output passed the limit of 35 bytes; the rest is dropped',
+      '[mcphost] log output passed the limit of 1000 lines or 200 bytes; the rest is dropped',
     ]);
     expect(outcome.logs[3]?.level).toBe('warn');
+  });
+
+  it('charges empty lines too: a console.log("") flood ends at the budget', async () => {
+    const outcome = await harness.invoke(
+      'for (let i = 0; i < 1e6; i++) console.log(""); return "done"',
+      { limits: { maxLogBytes: 64 * 1024, maxLogEntries: 100_000 } },
+    );
+    expect(valueOf(outcome)).toBe('done');
+    expect(outcome.logs).toHaveLength(1024 + 1);
+    expect(outcome.logs.at(-1)?.text).toMatch(/passed the limit/);
+  });
+
+  it('stops at maxLogEntries with one notice line', async () => {
+    const outcome = await harness.invoke(
+      'for (let i = 0; i < 1e5; i++) console.log("x"); return "done"',
+      { limits: { maxLogBytes: 1024 * 1024, maxLogEntries: 50 } },
+    );
+    expect(valueOf(outcome)).toBe('done');
+    expect(outcome.logs).toHaveLength(51);
+    expect(outcome.logs.at(-1)).toMatchObject({
+      level: 'warn',
+      text: '[mcphost] log output passed the limit of 50 lines or 1048576 bytes; the rest is dropped',
+    });
   });
 });
 

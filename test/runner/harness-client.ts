@@ -26,6 +26,10 @@ export interface InvokeOptions {
   env?: Record<string, string>;
   limits?: Partial<InvokeLimits>;
   onCall?: CallHandler;
+  /** The invocation's time limit, in ms; default 5 000. */
+  timeoutMs?: number;
+  /** How long to wait for the result, in ms; default 10 000. */
+  waitMs?: number;
   /** Invocation id; default a fresh UUID. */
   id?: string;
 }
@@ -39,7 +43,11 @@ export interface InvocationOutcome {
   sequence: (LogMessage | CallMessage)[];
 }
 
-export const DEFAULT_LIMITS: InvokeLimits = { maxResultBytes: 1024 * 1024, maxLogBytes: 64 * 1024 };
+export const DEFAULT_LIMITS: InvokeLimits = {
+  maxResultBytes: 1024 * 1024,
+  maxLogBytes: 64 * 1024,
+  maxLogEntries: 1000,
+};
 
 export class HarnessClient {
   readonly child: ChildProcessWithoutNullStreams;
@@ -120,14 +128,17 @@ export class HarnessClient {
     };
     this.#listeners.add(listener);
     try {
-      const result = this.next((message) => message.type === 'result' && message.invocation === id);
+      const result = this.next(
+        (message) => message.type === 'result' && message.invocation === id,
+        options.waitMs,
+      );
       this.send({
         type: 'invoke',
         invocation: id,
         code,
         params: options.params ?? {},
         env: options.env ?? {},
-        timeoutMs: 5_000,
+        timeoutMs: options.timeoutMs ?? 5_000,
         limits: { ...DEFAULT_LIMITS, ...options.limits },
       });
       return { ...outcome, result: (await result) as ResultMessage };

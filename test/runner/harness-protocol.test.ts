@@ -42,6 +42,7 @@ describe('cancel', () => {
       invocation: id,
       ok: false,
       error: { code: 'ERR_CANCELLED', message: 'the invocation was cancelled' },
+      heap: expect.any(Number),
     });
     // The reply crossing the cancel and a second cancel are ignored, not faults.
     harness.send({

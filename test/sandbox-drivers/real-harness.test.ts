@@ -62,7 +62,7 @@ const invoke: InvokeMessage = {
   params: { a: 41 },
   env: {},
   timeoutMs: 5_000,
-  limits: { maxResultBytes: 1_000_000, maxLogBytes: 100_000 },
+  limits: { maxResultBytes: 1_000_000, maxLogBytes: 100_000, maxLogEntries: 1000 },
 };
 
 describe.each([
@@ -87,6 +87,7 @@ describe.each([
       invocation: 'drivers-1',
       ok: true,
       value: 42,
+      heap: expect.any(Number),
     });
     await instance.kill();
     // No relaunch: the drivers pass --experimental-vm-modules themselves.
