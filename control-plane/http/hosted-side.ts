@@ -2,13 +2,20 @@
  * Requests for `{subdomain}.{BASE_DOMAIN}`: the hosted MCP server. Unknown
  * subdomain → 404; deactivated → 503; OAuth 2.0 mode → the protected-resource
  * metadata paths exist and every `/mcp` request needs a valid bearer token.
+ * On `/mcp`, in order: the browser `Origin` (403 unless allowed; preflights
+ * answered here), authentication, the caller's request rate (429), then the
+ * MCP endpoint. The Host header is never echoed: it is the caller's text.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../invocation/tool-invoker.js';
 import type { McpEndpoint } from '../mcp/mcp-endpoint.js';
-import { sendJsonRpcError } from '../mcp/mcp-endpoint.js';
-import type { ServerRecord } from '../store/records.js';
+import { McphostError } from '../errors.js';
+import { quotaKeyOf } from '../mcp/caller-identity.js';
+import { sendJsonRpcError, sendJsonRpcRefusal } from '../mcp/mcp-endpoint.js';
+import type { RateDecision } from '../mcp/rate-limiter.js';
+import type { RateLimit, ServerRecord } from '../store/records.js';
 import { sendJson } from './error-response.js';
+import { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
 import { setRoute } from './request-context.js';
 
 /** The RFC 6750 error of a refusal, or `missing_token` when none was sent. */
@@ -33,6 +40,12 @@ export interface HostedSideOptions {
   endpoint: McpEndpoint;
   /** Counts a refused request by reason (e.g. invalid_token). */
   onAuthFailure(reason: string): void;
+  /** Limit of servers without their own `rateLimit`; null = unlimited. */
+  defaultRateLimit: RateLimit | null;
+  /** Takes one request of a caller from its bucket (see RateLimiter.take). */
+  takeRate(subdomain: string, quotaKey: string, limit: RateLimit): RateDecision;
+  /** Counts a request refused on `/mcp` before the endpoint (`reason`: origin, rate). */
+  onRefused(subdomain: string, reason: 'origin' | 'rate'): void;
 }
 
 const METADATA_PATHS = new Set([
@@ -57,8 +70,9 @@ export function createHostedSide(options: HostedSideOptions) {
           : 'unmatched',
     );
     if (!server) {
+      // The subdomain is the caller's own text (`evil@…`, markup): never echoed.
       sendJson(res, 404, {
-        error: { code: 'ERR_NOT_FOUND', message: `no server at ${subdomain}` },
+        error: { code: 'ERR_NOT_FOUND', message: 'no server at this address' },
       });
       return;
     }
@@ -79,6 +93,35 @@ export function createHostedSide(options: HostedSideOptions) {
       });
       return;
     }
+    // Responses differ by Origin: caches must key on it.
+    res.setHeader('vary', 'Origin');
+    const origin = decideOrigin(req.headers.origin, server.allowedOrigins);
+    if (origin.kind === 'forbidden') {
+      options.onRefused(subdomain, 'origin');
+      req.resume();
+      sendJsonRpcRefusal(
+        res,
+        new McphostError('ERR_FORBIDDEN', 'Forbidden: this origin may not call this server'),
+      );
+      return;
+    }
+    if (req.method === 'OPTIONS') {
+      req.resume();
+      res.writeHead(
+        204,
+        origin.kind === 'allowed'
+          ? preflightHeaders(origin.origin)
+          : { allow: 'GET, POST, DELETE, OPTIONS' },
+      );
+      res.end();
+      return;
+    }
+    if (origin.kind === 'allowed') {
+      // Set before anything answers, so 401 challenges and errors are readable too.
+      for (const [name, value] of Object.entries(corsHeaders(origin.origin))) {
+        res.setHeader(name, value);
+      }
+    }
     if (!server.active) {
       sendJsonRpcError(res, 503, -32000, `server "${subdomain}" is deactivated`);
       return;
@@ -90,6 +133,25 @@ export function createHostedSide(options: HostedSideOptions) {
       sendJson(res, authentication.status, authentication.body, authentication.headers);
       return;
     }
-    await options.endpoint.handle(req, res, subdomain, authentication.caller);
+    const caller = authentication.caller;
+    const quotaKey = quotaKeyOf(caller, req.socket.remoteAddress);
+    const limit = server.rateLimit ?? options.defaultRateLimit;
+    const decision: RateDecision = limit
+      ? options.takeRate(subdomain, quotaKey, limit)
+      : { allowed: true };
+    if (limit && !decision.allowed) {
+      options.onRefused(subdomain, 'rate');
+      req.resume();
+      sendJsonRpcRefusal(
+        res,
+        new McphostError(
+          'ERR_RATE_LIMITED',
+          `Too many requests: this caller may make ${limit.perMinute} requests a minute to this server; retry after ${decision.retryAfterSeconds} s`,
+        ),
+        { 'retry-after': String(decision.retryAfterSeconds) },
+      );
+      return;
+    }
+    await options.endpoint.handle(req, res, subdomain, caller, quotaKey);
   };
 }

@@ -23,9 +23,12 @@ const MAX_CACHED_VERIFIERS = 1000;
 export class OAuthGate {
   readonly #config: Config;
   readonly #verifiers = new Map<string, AccessTokenVerifier>();
+  readonly #fetch: typeof fetch | undefined;
 
-  constructor(config: Config) {
+  /** `fetch` (default the global one) is used for JWKS; the service passes the egress-guarded one. */
+  constructor(config: Config, jwksFetch?: typeof fetch) {
     this.#config = config;
+    this.#fetch = jwksFetch;
   }
 
   async authenticate(
@@ -117,6 +120,7 @@ export class OAuthGate {
         clockToleranceSec: this.#config.oauthClockToleranceSec,
         jwksCooldownMs: this.#config.oauthJwksCooldownMs,
         allowInsecureLoopback: this.#config.oauthAllowInsecureLoopback,
+        ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
       });
       // Drop the oldest, not all: clearing would make every server refetch its keys at once.
       if (this.#verifiers.size >= MAX_CACHED_VERIFIERS) {

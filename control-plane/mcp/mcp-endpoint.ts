@@ -10,12 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { sendJson } from '../http/error-response.js';
+import { isMcphostError, type McphostError } from '../errors.js';
+import { httpStatusFor, sendJson } from '../http/error-response.js';
 import { BodyTooLarge, readBody } from '../http/read-body.js';
 import type { Caller } from '../invocation/tool-invoker.js';
+import { callerKeyOf } from './caller-identity.js';
 import { createHostedMcpServer, type HostedServerContext } from './hosted-mcp-server.js';
 import { tryLeanPath, type LeanSession } from './lean-tool-call.js';
-import type { McpSession, SessionRegistry } from './session-registry.js';
+import type { McpSession, SessionAdmission, SessionRegistry } from './session-registry.js';
 import type { SessionState } from './tool-call.js';
 
 export interface McpEndpointOptions {
@@ -23,6 +25,8 @@ export interface McpEndpointOptions {
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
   context: Omit<HostedServerContext, 'subdomain' | 'caller'>;
+  /** Counts a new session refused (`reason`: session_quota or session_capacity). */
+  onRefused?: (subdomain: string, reason: string) => void;
 }
 
 /** A session as the endpoint keeps it: registry entry, SDK transport, lean-path state. */
@@ -42,11 +46,25 @@ export function sendJsonRpcError(
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-/** Identity a session is bound to: the same subject (and client) must come back. */
-export function callerKeyOf(caller: Caller): string {
-  return caller.kind === 'oauth'
-    ? `oauth:${caller.subject ?? ''}:${caller.clientId ?? ''}`
-    : caller.kind;
+/**
+ * A refusal outside any session as a JSON-RPC error: the status comes from the
+ * error's code (error-response.ts), the code travels in `error.data.code`.
+ */
+export function sendJsonRpcRefusal(
+  res: ServerResponse,
+  error: McphostError,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(
+    res,
+    httpStatusFor(error.code),
+    {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: error.message, data: { code: error.code } },
+      id: null,
+    },
+    headers,
+  );
 }
 
 export class McpEndpoint {
@@ -61,6 +79,7 @@ export class McpEndpoint {
     res: ServerResponse,
     subdomain: string,
     caller: Caller,
+    quotaKey: string,
   ): Promise<void> {
     const sessionId = headerValue(req.headers['mcp-session-id']);
     if (sessionId === undefined) {
@@ -68,7 +87,24 @@ export class McpEndpoint {
         sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
         return;
       }
-      await this.#openSession(req, res, subdomain, caller);
+      let admission: SessionAdmission;
+      try {
+        admission = this.#options.sessions.admit(subdomain, quotaKey);
+      } catch (error) {
+        if (!isMcphostError(error)) throw error;
+        this.#options.onRefused?.(
+          subdomain,
+          error.code === 'ERR_SESSION_QUOTA' ? 'session_quota' : 'session_capacity',
+        );
+        req.resume();
+        sendJsonRpcRefusal(res, error, { 'retry-after': '1' });
+        return;
+      }
+      try {
+        await this.#openSession(req, res, subdomain, caller, quotaKey, admission);
+      } finally {
+        admission.release();
+      }
       return;
     }
     const session = this.#options.sessions.peek(sessionId) as TransportSession | undefined;
@@ -87,6 +123,10 @@ export class McpEndpoint {
       await session.transport.handleRequest(req, res);
       return;
     }
+    // Until its response ends, the session is answering a request (a call may be
+    // running): it is neither evicted nor swept.
+    session.running += 1;
+    res.once('close', () => (session.running -= 1));
     let message: unknown;
     try {
       message = JSON.parse((await readBody(req, this.#options.maxBodyBytes)).toString('utf8'));
@@ -110,6 +150,8 @@ export class McpEndpoint {
     res: ServerResponse,
     subdomain: string,
     caller: Caller,
+    quotaKey: string,
+    admission: SessionAdmission,
   ): Promise<void> {
     const { sessions, maxBodyBytes, context } = this.#options;
     const callContext = { ...context, subdomain, caller };
@@ -123,6 +165,11 @@ export class McpEndpoint {
       if (session) session.closed = true;
       for (const controller of inFlight.values()) controller.abort('session closed');
     };
+    let initializeAnswered = false;
+    res.once('close', () => {
+      initializeAnswered = true;
+      if (session) session.running -= 1;
+    });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: maxBodyBytes,
@@ -131,6 +178,9 @@ export class McpEndpoint {
           id,
           subdomain,
           callerKey: callerKeyOf(caller),
+          quotaKey,
+          // Its own initialize is still being answered: not evictable yet.
+          running: initializeAnswered ? 0 : 1,
           lastUsed: Date.now(),
           transport,
           state,
@@ -143,7 +193,7 @@ export class McpEndpoint {
           },
           notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
         };
-        sessions.add(session);
+        admission.add(session);
       },
       onsessionclosed: (id) => {
         abortAll();

@@ -1,54 +1,145 @@
 /**
  * Open MCP sessions: one SDK server and transport each, bound to the hosted
  * server (subdomain) and the caller that opened it. Reusing them is what keeps
- * `tools/call` lean — nothing is built per request. Idle sessions are closed;
- * past the cap the least recently used one goes.
+ * `tools/call` lean — nothing is built per request. Idle sessions are closed.
+ *
+ * Sessions are a shared resource, so they are partitioned: a caller may hold
+ * `maxPerCaller` sessions on one server, a server `maxPerServer`, the service
+ * `maxSessions`. A new session past a quota takes the place of the least
+ * recently used *idle* session of the same server (the same caller's first);
+ * when there is none, it is refused. A session answering a request is never
+ * evicted. Only at the service-wide cap may a server's idle session make room
+ * for another server's, and then only from the server holding the most
+ * sessions, when it holds more than the newcomer's server: a flood on one
+ * server costs that server its sessions, never a quieter one.
  */
+import { McphostError } from '../errors.js';
 
 export interface McpSession {
   readonly id: string;
   readonly subdomain: string;
   /** Identity that opened the session; later requests must present the same one. */
   readonly callerKey: string;
+  /** Whom the session counts against in the per-caller quota (`quotaKeyOf`). */
+  readonly quotaKey: string;
   lastUsed: number;
+  /** Requests of this session being answered (calls running); such a session is never evicted. */
+  running: number;
   close(): Promise<void>;
   /** Tells the client its tool list changed (no-op when it listens on no stream). */
   notifyToolsChanged(): void;
 }
 
 export interface SessionRegistryOptions {
-  /** A session unused this long is closed, in ms. */
+  /** A session unused this long (and answering nothing) is closed, in ms. */
   idleMs: number;
-  /** Sessions at most; the least recently used is closed past it. */
+  /** Sessions at most, over all servers. */
   maxSessions: number;
+  /** Sessions at most on one hosted server. */
+  maxPerServer: number;
+  /** Sessions at most of one caller on one hosted server. */
+  maxPerCaller: number;
+  /** Told of every session closed to make room for another (same server). */
+  onEvict?: (session: McpSession) => void;
   now?: () => number;
 }
 
+/** A place held for a session being opened; `add` fills it, `release` gives it back. */
+export interface SessionAdmission {
+  add(session: McpSession): void;
+  /** Gives the place back unless `add` used it (call it in `finally`). */
+  release(): void;
+}
+
 export class SessionRegistry {
-  // A Map keeps insertion order; re-inserting on use makes it an LRU list.
   readonly #sessions = new Map<string, McpSession>();
-  readonly #idleMs: number;
-  readonly #maxSessions: number;
-  readonly #now: () => number;
+  // Per server, in least-recently-used order (re-inserted on use).
+  readonly #byServer = new Map<string, Map<string, McpSession>>();
+  // Sessions plus admissions not yet filled, per server, per [server, caller] and in all.
+  readonly #serverCounts = new Map<string, number>();
+  readonly #callerCounts = new Map<string, number>();
+  #pending = 0;
+  readonly #options: Required<Omit<SessionRegistryOptions, 'onEvict'>> &
+    Pick<SessionRegistryOptions, 'onEvict'>;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(options: SessionRegistryOptions) {
-    if (!(options.idleMs > 0) || !(options.maxSessions > 0)) {
-      throw new TypeError('SessionRegistry: idleMs and maxSessions must be positive');
+    for (const name of ['idleMs', 'maxSessions', 'maxPerServer', 'maxPerCaller'] as const) {
+      if (!(options[name] > 0)) throw new TypeError(`SessionRegistry: ${name} must be positive`);
     }
-    this.#idleMs = options.idleMs;
-    this.#maxSessions = options.maxSessions;
-    this.#now = options.now ?? Date.now;
+    this.#options = { ...options, now: options.now ?? Date.now };
   }
 
   /** Starts the periodic sweep of idle sessions. */
   start(): void {
-    this.#sweeper = setInterval(() => this.sweep(), Math.min(this.#idleMs, 60_000));
+    this.#sweeper = setInterval(() => this.sweep(), Math.min(this.#options.idleMs, 60_000));
     this.#sweeper.unref();
   }
 
   get size(): number {
     return this.#sessions.size;
+  }
+
+  /**
+   * Holds a place for a new session of `quotaKey` on `subdomain`, evicting an
+   * idle session of the same server when a quota is reached. Throws
+   * ERR_SESSION_QUOTA (caller or server quota, all busy) or ERR_NO_CAPACITY
+   * (service-wide cap, this server's sessions all busy).
+   */
+  admit(subdomain: string, quotaKey: string): SessionAdmission {
+    const { maxPerCaller, maxPerServer, maxSessions } = this.#options;
+    const callerCount = () => this.#callerCounts.get(callerSlot(subdomain, quotaKey)) ?? 0;
+    const ownIdle = (s: McpSession) => s.quotaKey === quotaKey;
+    if (callerCount() >= maxPerCaller && !this.#evictIdle(subdomain, ownIdle)) {
+      throw new McphostError(
+        'ERR_SESSION_QUOTA',
+        `too many sessions: this caller holds ${maxPerCaller} sessions on this server, all busy; close one or retry later`,
+      );
+    }
+    if (
+      (this.#serverCounts.get(subdomain) ?? 0) >= maxPerServer &&
+      !this.#evictIdle(subdomain, ownIdle) &&
+      !this.#evictIdle(subdomain, () => true)
+    ) {
+      throw new McphostError(
+        'ERR_SESSION_QUOTA',
+        `too many sessions: this server holds ${maxPerServer} sessions, all busy; retry later`,
+      );
+    }
+    if (this.#sessions.size + this.#pending >= maxSessions) {
+      this.sweep();
+      if (
+        this.#sessions.size + this.#pending >= maxSessions &&
+        !this.#evictIdle(subdomain, ownIdle) &&
+        !this.#evictIdle(subdomain, () => true) &&
+        !this.#evictFromLargest(subdomain)
+      ) {
+        throw new McphostError(
+          'ERR_NO_CAPACITY',
+          'the service holds as many MCP sessions as it may; retry later',
+        );
+      }
+    }
+    this.#count(subdomain, quotaKey, 1);
+    this.#pending += 1;
+    let held = true;
+    const giveBack = () => {
+      if (!held) return false;
+      held = false;
+      this.#count(subdomain, quotaKey, -1);
+      this.#pending -= 1;
+      return true;
+    };
+    return {
+      add: (session) => {
+        if (session.subdomain !== subdomain || session.quotaKey !== quotaKey) {
+          throw new TypeError('SessionRegistry: a session must fill its own admission');
+        }
+        if (!giveBack()) throw new TypeError('SessionRegistry: admission already used');
+        this.#insert(session);
+      },
+      release: () => void giveBack(),
+    };
   }
 
   /** The session without marking it used (to check whom it belongs to first). */
@@ -60,41 +151,33 @@ export class SessionRegistry {
   use(id: string): McpSession | undefined {
     const session = this.#sessions.get(id);
     if (!session) return undefined;
-    if (this.#now() - session.lastUsed > this.#idleMs) {
-      this.#drop(session);
+    if (this.#expired(session, this.#options.now())) {
+      void this.#drop(session);
       return undefined;
     }
-    session.lastUsed = this.#now();
-    this.#sessions.delete(id);
-    this.#sessions.set(id, session);
+    session.lastUsed = this.#options.now();
+    const server = this.#byServer.get(session.subdomain);
+    server?.delete(id);
+    server?.set(id, session);
     return session;
-  }
-
-  add(session: McpSession): void {
-    session.lastUsed = this.#now();
-    this.#sessions.set(session.id, session);
-    while (this.#sessions.size > this.#maxSessions) {
-      const oldest = this.#sessions.values().next().value;
-      if (!oldest) break;
-      this.#drop(oldest);
-    }
   }
 
   /** Forgets a session (its transport closed). */
   remove(id: string): void {
-    this.#sessions.delete(id);
+    const session = this.#sessions.get(id);
+    if (session) this.#forget(session);
   }
 
   /** Sessions of one hosted server. */
   forSubdomain(subdomain: string): McpSession[] {
-    return [...this.#sessions.values()].filter((s) => s.subdomain === subdomain);
+    return [...(this.#byServer.get(subdomain)?.values() ?? [])];
   }
 
-  /** Closes sessions idle for longer than the limit. */
+  /** Closes sessions idle for longer than the limit (never one answering a request). */
   sweep(): void {
-    const now = this.#now();
+    const now = this.#options.now();
     for (const session of this.#sessions.values()) {
-      if (now - session.lastUsed > this.#idleMs) this.#drop(session);
+      if (this.#expired(session, now)) void this.#drop(session);
     }
   }
 
@@ -108,8 +191,67 @@ export class SessionRegistry {
     await Promise.all([...this.#sessions.values()].map((s) => this.#drop(s)));
   }
 
+  #expired(session: McpSession, now: number): boolean {
+    return session.running === 0 && now - session.lastUsed > this.#options.idleMs;
+  }
+
+  /** Closes the least recently used idle session of `subdomain` that `matches`; false if none. */
+  #evictIdle(subdomain: string, matches: (session: McpSession) => boolean): boolean {
+    for (const session of this.#byServer.get(subdomain)?.values() ?? []) {
+      if (session.running === 0 && matches(session)) {
+        void this.#drop(session);
+        this.#options.onEvict?.(session);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Closes an idle session of the server holding the most sessions, if it holds more than `subdomain`. */
+  #evictFromLargest(subdomain: string): boolean {
+    const own = this.#serverCounts.get(subdomain) ?? 0;
+    const largest = [...this.#serverCounts].sort((a, b) => b[1] - a[1]);
+    for (const [server, count] of largest) {
+      if (count <= own + 1) return false;
+      if (this.#evictIdle(server, () => true)) return true;
+    }
+    return false;
+  }
+
+  #insert(session: McpSession): void {
+    session.lastUsed = this.#options.now();
+    this.#sessions.set(session.id, session);
+    let server = this.#byServer.get(session.subdomain);
+    if (!server) this.#byServer.set(session.subdomain, (server = new Map()));
+    server.set(session.id, session);
+    this.#count(session.subdomain, session.quotaKey, 1);
+  }
+
+  #forget(session: McpSession): void {
+    if (!this.#sessions.delete(session.id)) return;
+    const server = this.#byServer.get(session.subdomain);
+    server?.delete(session.id);
+    if (server?.size === 0) this.#byServer.delete(session.subdomain);
+    this.#count(session.subdomain, session.quotaKey, -1);
+  }
+
+  #count(subdomain: string, quotaKey: string, delta: 1 | -1): void {
+    adjust(this.#serverCounts, subdomain, delta);
+    adjust(this.#callerCounts, callerSlot(subdomain, quotaKey), delta);
+  }
+
   #drop(session: McpSession): Promise<void> {
-    this.#sessions.delete(session.id);
+    this.#forget(session);
     return session.close().catch(() => undefined);
   }
+}
+
+function callerSlot(subdomain: string, quotaKey: string): string {
+  return JSON.stringify([subdomain, quotaKey]);
+}
+
+function adjust(counts: Map<string, number>, key: string, delta: number): void {
+  const next = (counts.get(key) ?? 0) + delta;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
 }
