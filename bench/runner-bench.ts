@@ -6,10 +6,13 @@
  *   round trip over the same Docker attach (same image, the raw-echo command);
  * - cold: the first invocation on an empty pool (create + start + ready +
  *   invoke), against raw create + start + first echo;
- * - throughput with 1, 8 and 32 concurrent callers on pools of that size.
+ * - throughput with 1, 8 and 32 concurrent callers on pools of that size;
+ * - warm and cold again under gVisor (`runtime: "runsc"`), beside runc, when
+ *   the engine has runsc registered (the raw baselines then run under runsc too).
  *
  * Targets: warm p50 ≤ 1.5× raw; cold ≤ 1.1× raw. Every loop is bounded.
- * Runnable alone: `npx tsx bench/runner-bench.ts`.
+ * Runnable alone: `npx tsx bench/runner-bench.ts` (`--small`: a quick smoke
+ * with a few samples and no throughput runs).
  */
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -30,8 +33,27 @@ export interface RunnerBenchFigures {
   warm: WarmFigures;
   /** Calls 20 ms apart (an MCP client's pace is slower still): the next context is ready. */
   warmPaced: WarmFigures;
-  cold: { samples: number; p50Ms: number; rawP50Ms: number; ratioP50: number };
+  cold: ColdFigures;
   throughput: Array<{ concurrency: number; invocations: number; perSecond: number; p50Ms: number }>;
+  /** Warm (back-to-back) and cold under gVisor, or why they were not measured. */
+  runsc: { warm: WarmFigures; cold: ColdFigures } | { skipped: string };
+}
+
+/** Cold start through the manager against raw create + start + first echo, in ms. */
+export interface ColdFigures {
+  samples: number;
+  p50Ms: number;
+  rawP50Ms: number;
+  ratioP50: number;
+}
+
+/** How many samples each part takes. */
+export interface RunnerBenchSizes {
+  warmUp: number;
+  warmSamples: number;
+  coldSamples: number;
+  throughputInvocations: number;
+  concurrencyLevels: number[];
 }
 
 /** Warm latency through the manager against the raw echo, in ms. */
@@ -46,12 +68,22 @@ export interface WarmFigures {
 }
 
 /** Bench sizes; small enough to finish in about a minute on two cores. */
-const WARM_SAMPLES = 300;
-const WARM_UP = 30;
+export const DEFAULT_RUNNER_BENCH_SIZES: RunnerBenchSizes = {
+  warmUp: 30,
+  warmSamples: 300,
+  coldSamples: 8,
+  throughputInvocations: 300,
+  concurrencyLevels: [1, 8, 32],
+};
+/** A smoke run: a few samples of each latency, no throughput. */
+const SMALL_SIZES: RunnerBenchSizes = {
+  warmUp: 5,
+  warmSamples: 30,
+  coldSamples: 3,
+  throughputInvocations: 0,
+  concurrencyLevels: [],
+};
 const PACED_GAP_MS = 20;
-const COLD_SAMPLES = 8;
-const THROUGHPUT_INVOCATIONS = 300;
-const CONCURRENCY_LEVELS = [1, 8, 32];
 
 const LIMITS = { ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 10_000 };
 const SPEC: SandboxSpec = {
@@ -68,7 +100,10 @@ const HOOKS: InvokeHooks = {
 };
 
 /** Runs the benchmark against the local Docker engine, reporting one line per figure. */
-export async function runRunnerBench(report: (line: string) => void): Promise<RunnerBenchFigures> {
+export async function runRunnerBench(
+  report: (line: string) => void,
+  sizes: RunnerBenchSizes = DEFAULT_RUNNER_BENCH_SIZES,
+): Promise<RunnerBenchFigures> {
   const image =
     process.env.MCPHOST_BENCH_RUNNER_IMAGE ??
     process.env.MCPHOST_TEST_RUNNER_IMAGE ??
@@ -90,40 +125,65 @@ export async function runRunnerBench(report: (line: string) => void): Promise<Ru
   await sandbox.start();
   try {
     report(`runner bench: image ${image}, docker driver`);
-    const warm = await measureWarm(sandbox, driver, 0, report);
-    const warmPaced = await measureWarm(sandbox, driver, PACED_GAP_MS, report);
-    const cold = await measureCold(sandbox, driver, report);
+    const bench = { sandbox, driver, sizes, report };
+    const warm = await measureWarm(bench, 0, 'runc');
+    const warmPaced = await measureWarm(bench, PACED_GAP_MS, 'runc');
+    const cold = await measureCold(bench, 'runc');
     const throughput = [];
-    for (const concurrency of CONCURRENCY_LEVELS)
-      throughput.push(await measureThroughput(sandbox, concurrency, report));
-    return { warm, warmPaced, cold, throughput };
+    for (const concurrency of sizes.concurrencyLevels)
+      throughput.push(await measureThroughput(bench, concurrency));
+    const runsc = (await driver.runtimes()).includes('runsc')
+      ? await measureRunsc(bench, warm, cold)
+      : { skipped: 'the Docker engine has no runsc runtime registered' };
+    if ('skipped' in runsc) report(`gVisor (runsc): not measured: ${runsc.skipped}`);
+    return { warm, warmPaced, cold, throughput, runsc };
   } finally {
     await sandbox.close();
     await driver.close();
   }
 }
 
-async function measureWarm(
-  sandbox: SandboxManager,
-  driver: DockerSandbox,
-  gapMs: number,
-  report: (line: string) => void,
-): Promise<WarmFigures> {
-  const key = `bench/warm-${gapMs}`;
-  const tool = benchTool(key);
+/** What every measurement works with. */
+interface Bench {
+  sandbox: SandboxManager;
+  driver: DockerSandbox;
+  sizes: RunnerBenchSizes;
+  report: (line: string) => void;
+}
+
+type OciRuntime = NonNullable<SandboxSpec['runtime']>;
+
+/** Warm and cold under gVisor, each reported beside the runc figure of this run. */
+async function measureRunsc(
+  bench: Bench,
+  runcWarm: WarmFigures,
+  runcCold: ColdFigures,
+): Promise<{ warm: WarmFigures; cold: ColdFigures }> {
+  const warm = await measureWarm(bench, 0, 'runsc');
+  const cold = await measureCold(bench, 'runsc');
+  bench.report(
+    `runsc beside runc: warm p50 ${ms(warm.p50Ms)} vs ${ms(runcWarm.p50Ms)} (${(warm.p50Ms / runcWarm.p50Ms).toFixed(2)}×), cold p50 ${ms(cold.p50Ms)} vs ${ms(runcCold.p50Ms)} (${(cold.p50Ms / runcCold.p50Ms).toFixed(2)}×)`,
+  );
+  return { warm, cold };
+}
+
+async function measureWarm(bench: Bench, gapMs: number, runtime: OciRuntime): Promise<WarmFigures> {
+  const { sandbox, driver, sizes, report } = bench;
+  const key = `bench/warm-${runtime}-${gapMs}`;
+  const tool = benchTool(key, runtime);
   const managed = [];
-  for (let index = 0; index < WARM_UP + WARM_SAMPLES; index += 1) {
+  for (let index = 0; index < sizes.warmUp + sizes.warmSamples; index += 1) {
     if (gapMs > 0) await sleep(gapMs);
     const started = performance.now();
     const outcome = await sandbox.invoke(tool, HOOKS);
     const elapsed = performance.now() - started;
     if (!outcome.ok)
       throw new Error(`bench tool failed: ${outcome.error?.code} ${outcome.error?.message}`);
-    if (index >= WARM_UP) managed.push(elapsed);
+    if (index >= sizes.warmUp) managed.push(elapsed);
   }
   sandbox.drain(key);
 
-  const raw = await driver.start({ ...SPEC, command: buildRawBaselineCommand() });
+  const raw = await driver.start({ ...SPEC, runtime, command: buildRawBaselineCommand() });
   const echo = lineEcho(raw);
   // An invoke-sized line, so both sides carry the same bytes.
   const line = encodeMessage({
@@ -137,18 +197,18 @@ async function measureWarm(
   });
   const rawTimes = [];
   try {
-    for (let index = 0; index < WARM_UP + WARM_SAMPLES; index += 1) {
+    for (let index = 0; index < sizes.warmUp + sizes.warmSamples; index += 1) {
       if (gapMs > 0) await sleep(gapMs);
       const started = performance.now();
       await echo.roundTrip(line);
-      if (index >= WARM_UP) rawTimes.push(performance.now() - started);
+      if (index >= sizes.warmUp) rawTimes.push(performance.now() - started);
     }
   } finally {
     await raw.kill();
   }
   const figures = {
     gapMs,
-    samples: WARM_SAMPLES,
+    samples: sizes.warmSamples,
     p50Ms: percentile(managed, 50),
     p99Ms: percentile(managed, 99),
     rawP50Ms: percentile(rawTimes, 50),
@@ -157,51 +217,48 @@ async function measureWarm(
   };
   figures.ratioP50 = figures.p50Ms / figures.rawP50Ms;
   report(
-    `warm invoke${gapMs > 0 ? ` (calls ${gapMs} ms apart)` : ' (back-to-back)'}: p50 ${ms(figures.p50Ms)} p99 ${ms(figures.p99Ms)} | raw echo: p50 ${ms(figures.rawP50Ms)} p99 ${ms(figures.rawP99Ms)} | ratio p50 ${figures.ratioP50.toFixed(2)}× (target ≤ 1.5×)`,
+    `${runtime} warm invoke${gapMs > 0 ? ` (calls ${gapMs} ms apart)` : ' (back-to-back)'}: p50 ${ms(figures.p50Ms)} p99 ${ms(figures.p99Ms)} | raw echo: p50 ${ms(figures.rawP50Ms)} p99 ${ms(figures.rawP99Ms)} | ratio p50 ${figures.ratioP50.toFixed(2)}× (target ≤ 1.5×)`,
   );
   return figures;
 }
 
-async function measureCold(
-  sandbox: SandboxManager,
-  driver: DockerSandbox,
-  report: (line: string) => void,
-): Promise<RunnerBenchFigures['cold']> {
+async function measureCold(bench: Bench, runtime: OciRuntime): Promise<ColdFigures> {
+  const { sandbox, driver, sizes, report } = bench;
   const managed = [];
   const raw = [];
-  for (let index = 0; index < COLD_SAMPLES; index += 1) {
+  for (let index = 0; index < sizes.coldSamples; index += 1) {
     // Alternate the two so engine warm-up and noise hit both alike.
-    const key = `bench/cold-${index}`;
+    const tool = `cold-${runtime}-${index}`;
     let started = performance.now();
-    const outcome = await sandbox.invoke(benchTool(key), HOOKS);
+    const outcome = await sandbox.invoke(benchTool(`bench/${tool}`, runtime), HOOKS);
     managed.push(performance.now() - started);
     if (!outcome.ok)
       throw new Error(`bench tool failed: ${outcome.error?.code} ${outcome.error?.message}`);
-    sandbox.retireTool(key);
+    sandbox.toolChanged('bench', tool);
 
     started = performance.now();
-    const instance = await driver.start({ ...SPEC, command: buildRawBaselineCommand() });
+    const instance = await driver.start({ ...SPEC, runtime, command: buildRawBaselineCommand() });
     await lineEcho(instance).roundTrip('{"type":"ping"}\n');
     raw.push(performance.now() - started);
     await instance.kill();
   }
   const p50Ms = percentile(managed, 50);
   const rawP50Ms = percentile(raw, 50);
-  const figures = { samples: COLD_SAMPLES, p50Ms, rawP50Ms, ratioP50: p50Ms / rawP50Ms };
+  const figures = { samples: sizes.coldSamples, p50Ms, rawP50Ms, ratioP50: p50Ms / rawP50Ms };
   report(
-    `cold invoke: p50 ${ms(p50Ms)} | raw create+start+first echo: p50 ${ms(rawP50Ms)} | ratio ${figures.ratioP50.toFixed(2)}× (target ≤ 1.1×)`,
+    `${runtime} cold invoke: p50 ${ms(p50Ms)} | raw create+start+first echo: p50 ${ms(rawP50Ms)} | ratio ${figures.ratioP50.toFixed(2)}× (target ≤ 1.1×)`,
   );
   return figures;
 }
 
 async function measureThroughput(
-  sandbox: SandboxManager,
+  bench: Bench,
   concurrency: number,
-  report: (line: string) => void,
 ): Promise<RunnerBenchFigures['throughput'][number]> {
+  const { sandbox, sizes, report } = bench;
   const key = `bench/throughput-${concurrency}`;
   sandbox.configurePool(key, { minWarm: concurrency, maxSize: concurrency });
-  const tool = benchTool(key);
+  const tool = benchTool(key, 'runc');
   await sandbox.invoke(tool, HOOKS); // creates the pool, which then warms to minWarm
   const deadline = Date.now() + 120_000;
   while (
@@ -215,7 +272,7 @@ async function measureThroughput(
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next < THROUGHPUT_INVOCATIONS) {
+      while (next < sizes.throughputInvocations) {
         next += 1;
         const begun = performance.now();
         const outcome = await sandbox.invoke(tool, HOOKS);
@@ -229,8 +286,8 @@ async function measureThroughput(
   sandbox.drain(key);
   const figures = {
     concurrency,
-    invocations: THROUGHPUT_INVOCATIONS,
-    perSecond: THROUGHPUT_INVOCATIONS / seconds,
+    invocations: sizes.throughputInvocations,
+    perSecond: sizes.throughputInvocations / seconds,
     p50Ms: percentile(latencies, 50),
   };
   report(
@@ -239,13 +296,13 @@ async function measureThroughput(
   return figures;
 }
 
-function benchTool(poolKey: string): ToolRuntime {
+function benchTool(poolKey: string, runtime: OciRuntime): ToolRuntime {
   const [server = poolKey, tool = 'tool'] = poolKey.split('/');
   return {
     server,
     tool,
     isolation: 'tool',
-    runtime: 'runc',
+    runtime,
     code: 'return 1;',
     env: {},
     limits: LIMITS,
@@ -262,7 +319,8 @@ function ms(value: number): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  runRunnerBench((line) => console.log(line)).then(
+  const sizes = process.argv.includes('--small') ? SMALL_SIZES : DEFAULT_RUNNER_BENCH_SIZES;
+  runRunnerBench((line) => console.log(line), sizes).then(
     (figures) => console.log(JSON.stringify(figures)),
     (error: unknown) => {
       console.error(error);

@@ -52,6 +52,13 @@ export interface SandboxDriver {
   reapLeftovers(): Promise<number>;
   /** Resolves when the engine answers; rejects with ERR_SANDBOX_UNAVAILABLE otherwise. */
   ping(): Promise<void>;
+  /**
+   * OCI runtimes this driver can start instances with (`SandboxSpec.runtime`
+   * values), so a server asking for one the engine lacks is refused when it is
+   * saved rather than at its first call. Rejects with ERR_SANDBOX_UNAVAILABLE
+   * when the engine does not answer.
+   */
+  runtimes(): Promise<string[]>;
   /** Kills every instance this driver started. */
   close(): Promise<void>;
 }

@@ -22,6 +22,13 @@ describe('ProcessSandbox', () => {
     expect(driver.kind).toBe('process');
   });
 
+  it('has only runc (no extra kernel) and refuses runsc rather than run it unisolated', async () => {
+    expect(await driver.runtimes()).toEqual(['runc']);
+    const failure = await driver.start(smallSpec({ runtime: 'runsc' })).catch((error) => error);
+    expect(failure).toMatchObject({ code: 'ERR_SANDBOX_UNAVAILABLE' });
+    expect((failure as Error).message).toMatch(/cannot run runtime "runsc" \(it has: runc\)/);
+  });
+
   it('runs the harness and round-trips lines over stdio', async () => {
     const instance = await driver.start(smallSpec());
     expect(instance.id).toMatch(/^process:\d+$/);

@@ -154,6 +154,10 @@ export class FakeDriver implements SandboxDriver {
     if (this.failing) throw new Error('engine is down');
   }
 
+  async runtimes(): Promise<string[]> {
+    return ['runc', 'runsc'];
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.instances.map((instance) => instance.kill()));
   }

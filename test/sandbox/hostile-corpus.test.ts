@@ -3,12 +3,13 @@
  * harness in real containers. Each fixture's header says what it attacks and
  * what must come of it (`expect:` a code or `ok`, `message:` a pattern,
  * `message-not:` a pattern that would mean an escape). After each attack the
- * same pool must serve an ordinary call.
+ * same pool must serve an ordinary call. The corpus runs under runc and under
+ * gVisor's runsc (skipped, visibly, only when the engine lacks runsc).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
 import type { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
 import {
@@ -19,6 +20,7 @@ import {
   runtime,
   uniquePlaneName,
 } from './docker-helpers.js';
+import { describeEachRuntime } from '../support/oci-runtimes.js';
 
 const HOSTILE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'hostile');
 
@@ -75,15 +77,18 @@ afterAll(async () => {
   await driver.close();
 });
 
-describe('hostile tool corpus', () => {
+describeEachRuntime('hostile tool corpus', (ociRuntime) => {
   it('has fixtures', () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(10);
   });
 
   it.each(fixtures)('$name', async (fixture) => {
-    const poolKey = `hostile/${fixture.name}`;
+    const poolKey = `hostile-${ociRuntime}/${fixture.name}`;
     const outcome = await sandbox.invoke(
-      runtime(poolKey, fixture.code, { limits: { ...limits, ...fixture.limits } }),
+      runtime(poolKey, fixture.code, {
+        runtime: ociRuntime,
+        limits: { ...limits, ...fixture.limits },
+      }),
       hooks(),
     );
     if (fixture.expect === 'ok') {
@@ -99,7 +104,7 @@ describe('hostile tool corpus', () => {
     expect(outcome.error?.message ?? '').not.toMatch(/ESCAPED/);
     // The pool recovers: the next ordinary call on the same pool succeeds.
     const next = await sandbox.invoke(
-      runtime(poolKey, 'return params.n + 1;', { limits }),
+      runtime(poolKey, 'return params.n + 1;', { runtime: ociRuntime, limits }),
       hooks({ n: 41 }),
     );
     expect(next).toMatchObject({ ok: true, value: 42 });
@@ -108,17 +113,32 @@ describe('hostile tool corpus', () => {
   });
 
   it('no globals leak from one invocation to the next in the same container', async () => {
-    const poolKey = 'hostile/pollution';
+    const poolKey = `hostile-${ociRuntime}/pollution`;
     const polluter =
       'Object.prototype.polluted = "yes"; globalThis.leftover = env.SECRET; return 1;';
     const first = await sandbox.invoke(
-      runtime(poolKey, polluter, { limits, env: { SECRET: 's3cret' } }),
+      runtime(poolKey, polluter, { runtime: ociRuntime, limits, env: { SECRET: 's3cret' } }),
       hooks(),
     );
     expect(first.value).toBe(1);
     const probe = 'return [({}).polluted ?? null, typeof leftover];';
-    const second = await sandbox.invoke(runtime(poolKey, probe, { limits }), hooks());
+    const second = await sandbox.invoke(
+      runtime(poolKey, probe, { runtime: ociRuntime, limits }),
+      hooks(),
+    );
     expect(second.instanceId).toBe(first.instanceId);
     expect(second.value).toEqual([null, 'undefined']);
+  });
+
+  it(`ran the corpus under ${ociRuntime}`, async () => {
+    const ours = await driver.client.listByLabels({
+      'mcphost.plane-instance': driver.planeInstance,
+    });
+    const pools = ours.filter((container) =>
+      container.labels['mcphost.pool']?.includes(`hostile-${ociRuntime}/`),
+    );
+    expect(pools.length).toBeGreaterThan(0);
+    for (const container of pools)
+      expect((await driver.client.inspect(container.id))?.HostConfig.Runtime).toBe(ociRuntime);
   });
 });

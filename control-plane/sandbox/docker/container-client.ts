@@ -37,6 +37,8 @@ export interface ContainerResourceUpdate {
 export interface ContainerClient {
   /** Resolves when the engine answers within `timeoutMs` (default 5 000). */
   ping(timeoutMs?: number): Promise<void>;
+  /** Names of the OCI runtimes the engine has registered (`docker info` Runtimes), sorted. */
+  runtimes(): Promise<string[]>;
   /** Creates a container; returns its id. */
   create(options: Dockerode.ContainerCreateOptions): Promise<string>;
   /** Hijacked stdin/stdout/stderr stream (multiplexed when Tty is false); call before `start`. */
@@ -80,6 +82,15 @@ export class DockerodeContainerClient implements ContainerClient {
       throw unavailable('ping', error);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  async runtimes(): Promise<string[]> {
+    try {
+      const info = (await this.#docker.info()) as { Runtimes?: Record<string, unknown> };
+      return Object.keys(info.Runtimes ?? {}).sort();
+    } catch (error) {
+      throw unavailable('list runtimes', error);
     }
   }
 

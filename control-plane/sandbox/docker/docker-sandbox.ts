@@ -10,6 +10,7 @@ import Dockerode from 'dockerode';
 import { z } from 'zod';
 import { McphostError } from '../../errors.js';
 import type { SandboxDriver, SandboxInstance, SandboxSpec } from '../driver.js';
+import { missingRuntimeMessage } from '../runtime-availability.js';
 import { DockerodeContainerClient, type ContainerClient } from './container-client.js';
 import { DockerInstance } from './docker-instance.js';
 import {
@@ -59,6 +60,7 @@ const SpecSchema = z.object({
   memoryMb: z.number().int().min(6, 'memoryMb: Docker needs at least 6 MiB'),
   cpus: z.number().positive(),
   pids: z.number().int().positive(),
+  runtime: z.enum(['runc', 'runsc']).optional(),
   command: z.array(z.string()).min(1).optional(),
 });
 
@@ -104,7 +106,7 @@ export class DockerSandbox implements SandboxDriver {
       ...this.#settings,
       planeInstance: this.planeInstance,
     });
-    const id = await this.#client.create(options);
+    const id = await this.#create(options, spec);
     let instance: DockerInstance;
     try {
       // Attach before start: output written in the first milliseconds is not lost.
@@ -130,6 +132,22 @@ export class DockerSandbox implements SandboxDriver {
     return instance;
   }
 
+  /** Creates the container; a runtime the engine lacks is named as such, not as a generic failure. */
+  async #create(options: Dockerode.ContainerCreateOptions, spec: SandboxSpec): Promise<string> {
+    try {
+      return await this.#client.create(options);
+    } catch (error) {
+      if (spec.runtime === undefined) throw error;
+      const available = await this.#client.runtimes().catch(() => undefined);
+      if (available === undefined || available.includes(spec.runtime)) throw error;
+      throw new McphostError(
+        'ERR_SANDBOX_UNAVAILABLE',
+        missingRuntimeMessage(spec.runtime, available),
+        { cause: error, details: { runtime: spec.runtime, available } },
+      );
+    }
+  }
+
   async reapLeftovers(): Promise<number> {
     const ours = await this.#client.listByLabels({ [PLANE_LABEL]: this.#settings.planeName });
     const leftovers = ours.filter(
@@ -141,6 +159,11 @@ export class DockerSandbox implements SandboxDriver {
 
   async ping(): Promise<void> {
     await this.#client.ping();
+  }
+
+  /** The engine's registered runtimes (`docker info`), asked afresh: SIGHUP may add one at any time. */
+  async runtimes(): Promise<string[]> {
+    return this.#client.runtimes();
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * The create options of every runner container, in one place so the hardening
  * can be read (and asserted) as a whole: no network, read-only root, a small
- * noexec /tmp, no capabilities, no privilege gain, a non-root user, and hard
- * limits on memory (no swap), CPU, processes and open files.
+ * noexec /tmp, no capabilities, no privilege gain, a non-root user, hard
+ * limits on memory (no swap), CPU, processes and open files, and the OCI
+ * runtime the server asked for.
  */
 import type Dockerode from 'dockerode';
 import type { SandboxSpec } from '../driver.js';
@@ -78,6 +79,8 @@ export function hardenedContainerOptions(
       IpcMode: 'private',
       // Diagnostics travel over the attach stream; nothing is written to the engine's disk.
       LogConfig: { Type: 'none', Config: {} },
+      // gVisor (`runsc`) puts its own kernel between the tool and the host's; unset = engine default.
+      ...(spec.runtime === undefined ? {} : { Runtime: spec.runtime }),
     },
   };
 }

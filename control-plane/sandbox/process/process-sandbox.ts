@@ -37,6 +37,9 @@ const OptionsSchema = z.object({
   stderrTailBytes: z.number().int().positive().optional(),
 });
 
+/** What `runtimes()` reports: the default every server starts with, so development works unchanged. */
+const PROCESS_RUNTIMES = ['runc'] as const;
+
 /** The only environment a child gets: enough PATH to find system tools, nothing else. */
 const CHILD_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin' };
 
@@ -65,6 +68,12 @@ export class ProcessSandbox implements SandboxDriver {
   async start(spec: SandboxSpec): Promise<SandboxInstance> {
     if (this.#closed)
       throw new McphostError('ERR_SHUTTING_DOWN', 'the process sandbox driver is closed');
+    // Running a gVisor server's code as a plain process would silently drop the isolation it asked for.
+    if (spec.runtime !== undefined && spec.runtime !== 'runc')
+      throw new McphostError(
+        'ERR_SANDBOX_UNAVAILABLE',
+        `the process sandbox cannot run runtime "${spec.runtime}" (it has: ${PROCESS_RUNTIMES.join(', ')}); use the Docker driver with ${spec.runtime} registered`,
+      );
     const [program, ...args] = this.#commandFor(spec);
     const workDir = await mkdtemp(join(tmpdir(), 'mcphost-process-'));
     const child = spawn(program ?? this.#nodePath, args, {
@@ -94,6 +103,11 @@ export class ProcessSandbox implements SandboxDriver {
   }
 
   async ping(): Promise<void> {}
+
+  /** Only `runc`, standing for "no extra kernel": a child process has no OCI runtime at all. */
+  async runtimes(): Promise<string[]> {
+    return [...PROCESS_RUNTIMES];
+  }
 
   async close(): Promise<void> {
     this.#closed = true;
