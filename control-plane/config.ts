@@ -98,7 +98,7 @@ export const CONFIG_TABLE = {
   ),
   egressAllow: entry(
     'EGRESS_ALLOW',
-    'comma-separated CIDRs/hosts tool egress may reach besides public addresses',
+    'comma-separated addresses/CIDRs/hosts (each with an optional :port) that tool egress may reach besides globally reachable addresses',
     csv,
     '',
   ),
@@ -164,23 +164,55 @@ export const CONFIG_TABLE = {
 
   poolMinWarm: entry(
     'POOL_MIN_WARM',
-    'warm containers kept per tool once it has been called',
+    'containers a pool keeps (idle or busy) once it has been called; 0 = scale to zero when idle',
     nonNegativeInt,
     '1',
   ),
-  poolMaxSize: entry('POOL_MAX_SIZE', 'containers at most per tool', positiveInt, '4'),
+  poolMaxSize: entry(
+    'POOL_MAX_SIZE',
+    "containers at most per pool (a server's, or a tool's own)",
+    positiveInt,
+    '4',
+  ),
   poolMaxSizeCap: entry(
     'POOL_MAX_SIZE_CAP',
     'largest maxSize an admin may set for one pool',
     positiveInt,
     '32',
   ),
-  poolMaxTotal: entry('POOL_MAX_TOTAL', 'containers at most across all pools', positiveInt, '64'),
+  poolMaxTotal: entry(
+    'POOL_MAX_TOTAL',
+    "containers at most across all pools; unset = floor(POOL_MEMORY_SHARE × the engine's memory ÷ TOOL_MEMORY_MB), at least 4",
+    positiveInt.optional(),
+  ),
+  poolMemoryShare: entry(
+    'POOL_MEMORY_SHARE',
+    "share of the Docker engine's memory that containers' memory limits may add up to when POOL_MAX_TOTAL is unset",
+    z.coerce.number().positive().max(4),
+    '0.75',
+  ),
+  poolServerShare: entry(
+    'POOL_SERVER_SHARE',
+    "largest share of POOL_MAX_TOTAL one server may hold, unless an admin sets the server's maxContainers",
+    z.coerce.number().positive().max(1),
+    '0.5',
+  ),
+  poolStartConcurrency: entry(
+    'POOL_START_CONCURRENCY',
+    "container starts in flight at once (the rest queue, callers' before refills); unset = the engine's CPUs",
+    positiveInt.optional(),
+  ),
   poolMaxInvocations: entry(
     'POOL_MAX_INVOCATIONS_PER_CONTAINER',
-    'invocations before a container is retired',
+    'invocations before a container is retired: a safety net (see docs/decisions.md)',
     positiveInt,
-    '1000',
+    '100000',
+  ),
+  poolHeapRetireShare: entry(
+    'POOL_HEAP_RETIRE_SHARE',
+    'a container whose V8 heap stays above this share of its limit after 3 invocations in a row is retired',
+    z.coerce.number().positive().max(1),
+    '0.5',
   ),
   poolIdleTtlMs: entry(
     'POOL_IDLE_TTL_MS',
@@ -202,9 +234,9 @@ export const CONFIG_TABLE = {
   ),
   genericPoolSize: entry(
     'GENERIC_POOL_SIZE',
-    'warm containers not yet bound to a tool',
+    'most unbound warm containers (one kept, more while pools miss: misses in the last minute); 0 = none',
     nonNegativeInt,
-    '2',
+    '4',
   ),
 
   toolTimeoutMs: entry(
@@ -239,9 +271,15 @@ export const CONFIG_TABLE = {
   ),
   toolMaxLogBytes: entry(
     'TOOL_MAX_LOG_BYTES',
-    'largest total console output of one invocation, in bytes',
+    'largest total console output of one invocation, in bytes; each line counts at least 64 bytes',
     positiveInt,
     String(256 * 1024),
+  ),
+  toolMaxLogEntries: entry(
+    'TOOL_MAX_LOG_ENTRIES',
+    'largest number of console lines kept of one invocation; later lines are dropped with a notice',
+    positiveInt,
+    '1000',
   ),
 
   httpEgressTimeoutMs: entry(
@@ -261,6 +299,12 @@ export const CONFIG_TABLE = {
     'redirects sdk.http follows at most',
     nonNegativeInt,
     '5',
+  ),
+  httpEgressConnectionsPerServer: entry(
+    'HTTP_EGRESS_CONNECTIONS_PER_SERVER',
+    "connections one server's sdk.http calls may hold open to one origin (each server has its own)",
+    positiveInt,
+    '16',
   ),
   dbPoolMaxPerKey: entry(
     'DB_POOL_MAX_PER_KEY',
@@ -287,6 +331,18 @@ export const CONFIG_TABLE = {
     positiveInt,
     '10000',
   ),
+  invocationRowMaxBytes: entry(
+    'INVOCATION_ROW_MAX_BYTES',
+    'largest error message plus log lines stored for one invocation, in bytes; the rest is cut with a notice',
+    z.coerce.number().int().min(1024),
+    String(512 * 1024),
+  ),
+  invocationPageMaxBytes: entry(
+    'INVOCATION_PAGE_MAX_BYTES',
+    'largest total of log lines in one GET /api/invocations answer, in bytes; later rows carry a notice instead',
+    z.coerce.number().int().min(1024),
+    String(4 * 1024 * 1024),
+  ),
   maxBodyBytes: entry(
     'MAX_BODY_BYTES',
     'largest HTTP request body, in bytes',
@@ -301,9 +357,33 @@ export const CONFIG_TABLE = {
   ),
   mcpMaxSessions: entry(
     'MCP_MAX_SESSIONS',
-    'open MCP sessions at most (the least recently used is closed)',
+    'open MCP sessions at most over all servers; past it a new session replaces an idle one of its own server, else is refused (503)',
     positiveInt,
     '10000',
+  ),
+  mcpMaxSessionsPerServer: entry(
+    'MCP_MAX_SESSIONS_PER_SERVER',
+    "open MCP sessions at most on one hosted server; past it a new session replaces an idle one of that server (the same caller's first), else is refused (429)",
+    positiveInt,
+    '1000',
+  ),
+  mcpMaxSessionsPerCaller: entry(
+    'MCP_MAX_SESSIONS_PER_CALLER',
+    "open MCP sessions at most of one caller (OAuth subject, or client IP) on one server; past it a new session replaces the caller's own idle one, else is refused (429)",
+    positiveInt,
+    '50',
+  ),
+  rateLimitPerMinute: entry(
+    'RATE_LIMIT_PER_MINUTE',
+    "requests a minute one caller may make to one server's /mcp, for servers without their own rateLimit; 0 = no default limit",
+    nonNegativeInt,
+    '600',
+  ),
+  rateLimitBurst: entry(
+    'RATE_LIMIT_BURST',
+    'requests one caller may make at once before RATE_LIMIT_PER_MINUTE applies',
+    positiveInt,
+    '60',
   ),
 } as const;
 

@@ -23,7 +23,10 @@ export type ControlPlaneErrorCode =
   | 'ERR_INSUFFICIENT_SCOPE'
   | 'ERR_STORE'
   | 'ERR_CONFIG'
-  | 'ERR_SHUTTING_DOWN';
+  | 'ERR_RUNTIME_UNAVAILABLE'
+  | 'ERR_SHUTTING_DOWN'
+  | 'ERR_RATE_LIMITED'
+  | 'ERR_SESSION_QUOTA';
 
 export type McphostErrorCode = ErrorCode | ControlPlaneErrorCode;
 

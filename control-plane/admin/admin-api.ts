@@ -13,6 +13,7 @@ import type { AdminToken } from './admin-token.js';
 import { openApiDocument } from './openapi.js';
 import { addServerRoutes } from './server-routes.js';
 import { addToolRoutes } from './tool-routes.js';
+import { addPoolRoutes } from './pool-routes.js';
 import { addOperationsRoutes, addSecretRoutes } from './secret-and-log-routes.js';
 
 export interface AdminApiOptions {
@@ -40,6 +41,7 @@ export function createAdminApi(options: AdminApiOptions): Handler {
   addToolRoutes(api, options.context);
   addSecretRoutes(api, options.context);
   addOperationsRoutes(api, options.context);
+  addPoolRoutes(api, options.context);
 
   const checkToken = (req: IncomingMessage, token: AdminToken, alternative?: AdminToken) => {
     try {

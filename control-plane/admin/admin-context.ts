@@ -24,11 +24,15 @@ export interface FetchedAsMetadata {
   warnings: string[];
 }
 
-/** Pool operations the admin API exposes. */
+/** Pool operations the admin API exposes (the SandboxManager). */
 export interface PoolAdministration {
   stats(): unknown[];
-  configurePool(poolKey: string, settings: { minWarm: number; maxSize: number }): unknown;
-  drain(poolKey: string): Promise<void> | void;
+  serverStats(): unknown[];
+  budgetStats(): unknown;
+  /** Throws ERR_VALIDATION when the size breaks the caps; changes nothing. */
+  checkPoolSize(unit: string, settings: { minWarm: number; maxSize: number }): void;
+  configurePool(unit: string, settings: { minWarm: number; maxSize: number }): unknown;
+  drain(unit: string): Promise<void> | void;
 }
 
 export interface AdminContext {
@@ -40,6 +44,8 @@ export interface AdminContext {
   flushInvocationLog(): Promise<void>;
   checkSyntax(code: string): SyntaxProblem | null;
   fetchAuthorizationServerMetadata(url: string): Promise<FetchedAsMetadata>;
+  /** OCI runtimes the sandbox engine has now (a server's `runtime` must be one of them). */
+  sandboxRuntimes(): Promise<string[]>;
 }
 
 /** Reads, parses and validates a JSON request body in one step. */

@@ -92,18 +92,30 @@ const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/api/pools',
-    summary: 'Warm pools: warm, busy, total per tool, and settings',
+    summary:
+      'The container budget, each server’s containers, recent starts/evictions and share, every pool, and the defaults',
+  },
+  {
+    method: 'put',
+    path: '/api/pools/{sub}',
+    summary: 'Size a server’s shared pools (minWarm containers kept, maxSize per pool)',
+    body: PoolSettingsBody,
   },
   {
     method: 'put',
     path: '/api/pools/{sub}/{tool}',
-    summary: 'Resize a pool',
+    summary: 'Size the pool of a tool with containers of its own (isolation "tool" or strict)',
     body: PoolSettingsBody,
   },
   {
     method: 'post',
+    path: '/api/pools/{sub}/drain',
+    summary: 'Retire a server’s idle containers now and busy ones when they finish',
+  },
+  {
+    method: 'post',
     path: '/api/pools/{sub}/{tool}/drain',
-    summary: 'Retire idle containers of a pool',
+    summary: 'Retire the containers of a tool’s own pool',
   },
 ];
 

@@ -5,6 +5,7 @@
  * OpenAPI document is generated from these same schemas.
  */
 import { z } from 'zod';
+import { parseEgressAllowEntry } from '../broker/index.js';
 import {
   browserOriginSchema,
   containerRuntimeSchema,
@@ -44,7 +45,16 @@ export const ServerSettingsBody = z
     /** Most containers this server may hold; null = its fair share of the budget. */
     maxContainers: z.number().int().min(1).max(10_000).nullable().optional(),
     /** Private hosts/CIDRs with optional ports this server's tools may reach. */
-    egressAllow: z.array(egressAllowEntrySchema).max(64).optional(),
+    egressAllow: z
+      .array(
+        // Parsed by the broker's own parser, so what saves is what the broker applies.
+        egressAllowEntrySchema.superRefine((entry, check) => {
+          const parsed = parseEgressAllowEntry(entry);
+          if (typeof parsed === 'string') check.addIssue({ code: 'custom', message: parsed });
+        }),
+      )
+      .max(64)
+      .optional(),
     /** Browser origins allowed to call /mcp (requests without Origin are unaffected). */
     allowedOrigins: z.array(browserOriginSchema).max(64).optional(),
     /** Per-caller rate limit of /mcp; null = the service default. */

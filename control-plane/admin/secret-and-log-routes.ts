@@ -1,15 +1,14 @@
 /**
- * Secrets (write-only: names and update times go out, values never do), the
- * invocation log, and the warm pools.
+ * Secrets (write-only: names and update times go out, values never do) and
+ * the invocation log.
  */
 import { McphostError } from '../errors.js';
 import { sendJson } from '../http/error-response.js';
 import type { Router } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
-import { poolKeyOf } from '../invocation/tool-invoker.js';
 import { secretNameSchema } from '../store/records.js';
 import { readJson, type AdminContext } from './admin-context.js';
-import { InvocationsQuery, PoolSettingsBody, SecretValueBody } from './schemas.js';
+import { InvocationsQuery, SecretValueBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
 
 export function addSecretRoutes(router: Router, context: AdminContext): void {
@@ -45,50 +44,11 @@ export function addSecretRoutes(router: Router, context: AdminContext): void {
 }
 
 export function addOperationsRoutes(router: Router, context: AdminContext): void {
-  const { config, store } = context;
+  const { store } = context;
 
   router.add('GET', '/api/invocations', async ({ res, url }) => {
     const query = parseInput(InvocationsQuery, Object.fromEntries(url.searchParams), 'query');
     await context.flushInvocationLog();
     sendJson(res, 200, { invocations: await store.listInvocations(query) });
-  });
-
-  router.add('GET', '/api/pools', async ({ res }) => {
-    sendJson(res, 200, {
-      pools: context.pools.stats(),
-      defaults: {
-        minWarm: config.poolMinWarm,
-        maxSize: config.poolMaxSize,
-        maxSizeCap: config.poolMaxSizeCap,
-        maxTotal: config.poolMaxTotal,
-        genericPoolSize: config.genericPoolSize,
-        maxInvocationsPerContainer: config.poolMaxInvocations,
-        idleTtlMs: config.poolIdleTtlMs,
-      },
-    });
-  });
-
-  router.add('PUT', '/api/pools/:sub/:tool', async ({ req, res, params }) => {
-    const settings = await readJson(req, config.maxBodyBytes, PoolSettingsBody, 'pool settings');
-    if (settings.maxSize > config.poolMaxSizeCap) {
-      throw new McphostError(
-        'ERR_VALIDATION',
-        `maxSize ${settings.maxSize} is above the cap of ${config.poolMaxSizeCap} (POOL_MAX_SIZE_CAP)`,
-      );
-    }
-    const tool = await store.getTool(params.sub!, params.tool!);
-    if (!tool)
-      throw new McphostError(
-        'ERR_NOT_FOUND',
-        `tool "${params.tool}" does not exist on server "${params.sub}"`,
-      );
-    const saved = await store.putPoolSettings(params.sub!, params.tool!, settings);
-    context.pools.configurePool(poolKeyOf(params.sub!, params.tool!), settings);
-    sendJson(res, 200, saved);
-  });
-
-  router.add('POST', '/api/pools/:sub/:tool/drain', async ({ res, params }) => {
-    await context.pools.drain(poolKeyOf(params.sub!, params.tool!));
-    sendJson(res, 200, { drained: poolKeyOf(params.sub!, params.tool!) });
   });
 }

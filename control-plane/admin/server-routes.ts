@@ -1,11 +1,13 @@
 /**
  * /api/servers: list, create, read, change settings, delete. Switching to
  * OAuth 2.0 validates the Authorization Server's metadata first; when that
- * fails, the answer is 422 naming what is wrong and nothing is saved.
+ * fails, the answer is 422 naming what is wrong and nothing is saved; so is
+ * a container runtime the sandbox engine lacks.
  */
 import { sendJson } from '../http/error-response.js';
 import type { Router } from '../http/router.js';
 import { McphostError } from '../errors.js';
+import { missingRuntimeMessage } from '../sandbox/runtime-availability.js';
 import type { ServerSettingsPatch } from '../store/records.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { CreateServerBody, ServerSettingsBody } from './schemas.js';
@@ -40,6 +42,7 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
   router.add('PATCH', '/api/servers/:sub/settings', async ({ req, res, params }) => {
     const body = await readJson(req, config.maxBodyBytes, ServerSettingsBody, 'settings');
     const current = await requireServer(context, params.sub!);
+    if (body.runtime !== undefined) await requireRuntime(context, body.runtime);
     const patch: ServerSettingsPatch = { ...body };
     const warnings: string[] = [];
     const mode = body.securityMode ?? current.securityMode;
@@ -71,6 +74,15 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
     await store.deleteServer(params.sub!);
     await context.cache.settled();
     res.writeHead(204).end();
+  });
+}
+
+/** Refuses, before anything is saved, a runtime the sandbox engine lacks: better now than at the first call. */
+async function requireRuntime(context: AdminContext, runtime: string): Promise<void> {
+  const available = await context.sandboxRuntimes();
+  if (available.includes(runtime)) return;
+  throw new McphostError('ERR_RUNTIME_UNAVAILABLE', missingRuntimeMessage(runtime, available), {
+    details: { runtime, available },
   });
 }
 

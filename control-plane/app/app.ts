@@ -8,7 +8,7 @@ import { AdminToken } from '../admin/admin-token.js';
 import { createAdminApi } from '../admin/admin-api.js';
 import type { AdminContext } from '../admin/admin-context.js';
 import { fetchAuthorizationServerMetadata } from '../auth/index.js';
-import { Broker, EgressPolicy } from '../broker/index.js';
+import { Broker, EgressPolicy, createGuardedFetch, systemLookup } from '../broker/index.js';
 import type { Config } from '../config.js';
 import { createHostedSide } from '../http/hosted-side.js';
 import { startListeners, type Listeners } from '../http/http-listeners.js';
@@ -16,15 +16,18 @@ import { OAuthGate } from '../http/oauth-gate.js';
 import { ToolInvoker } from '../invocation/tool-invoker.js';
 import type { Logger } from '../logger.js';
 import { McpEndpoint } from '../mcp/mcp-endpoint.js';
+import { RateLimiter } from '../mcp/rate-limiter.js';
 import { SessionRegistry } from '../mcp/session-registry.js';
 import { Metrics } from '../metrics/metrics.js';
-import { SandboxManager, type InvocationLimits } from '../sandbox/index.js';
+import { SandboxManager, poolUnitOf, type InvocationLimits } from '../sandbox/index.js';
 import { ConfigCache } from '../store/config-cache.js';
 import { InvocationLog } from '../store/invocation-log.js';
 import { loadMasterKey } from '../store/master-key.js';
 import { openStore } from '../store/store.js';
 import { ConfigSync } from './config-sync.js';
 import { prepareDashboard } from './dashboard-assets.js';
+import { poolBudget } from './pool-budget.js';
+import { LiveReplicas } from './live-replicas.js';
 import { createSandboxDriver } from './sandbox-driver.js';
 
 export const VERSION = '0.1.0';
@@ -51,6 +54,7 @@ export function defaultLimits(config: Config): InvocationLimits {
     pids: config.toolPids,
     maxResultBytes: config.toolMaxResultBytes,
     maxLogBytes: config.toolMaxLogBytes,
+    maxLogEntries: config.toolMaxLogEntries,
   };
 }
 
@@ -76,6 +80,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       databaseUrl: config.databaseUrl,
       masterKey,
       invocationRetention: config.invocationRetention,
+      invocationRowMaxBytes: config.invocationRowMaxBytes,
+      invocationPageMaxBytes: config.invocationPageMaxBytes,
       log: (message) => log.info({ component: 'store' }, message),
     });
     closers.push(() => store.close());
@@ -97,25 +103,35 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
 
     const driver = await createSandboxDriver(config, log);
     closers.push(() => driver.close());
-    const sandbox = new SandboxManager({
+    // Read at scrape time only, so the sandbox below may report to it.
+    const metrics: Metrics = new Metrics(() => sandbox.stats());
+    const budget = poolBudget(config);
+    const sandbox: SandboxManager = new SandboxManager({
       driver,
       defaults: {
         minWarm: config.poolMinWarm,
         maxSize: config.poolMaxSize,
         maxInvocationsPerContainer: config.poolMaxInvocations,
+        heapRetireShare: config.poolHeapRetireShare,
         idleTtlMs: config.poolIdleTtlMs,
         maxQueue: config.poolMaxQueue,
         queueTimeoutMs: config.poolQueueTimeoutMs,
         limits: defaultLimits(config),
       },
-      generic: { size: config.genericPoolSize },
-      caps: { maxSizePerPool: config.poolMaxSizeCap, maxTotal: config.poolMaxTotal },
+      generic: { size: Math.min(config.genericPoolSize, budget.maxTotal) },
+      caps: {
+        maxSizePerPool: config.poolMaxSizeCap,
+        maxTotal: budget.maxTotal,
+        serverShare: config.poolServerShare,
+      },
+      startConcurrency: budget.startConcurrency,
+      events: metrics.sandboxEvents(),
     });
     await sandbox.start();
     closers.push(() => sandbox.close());
     const applyPoolSettings = async () => {
       for (const settings of await store.getPoolSettings()) {
-        sandbox.configurePool(`${settings.subdomain}/${settings.tool}`, settings);
+        sandbox.configurePool(poolUnitOf(settings.subdomain, settings.tool), settings);
       }
     };
     await applyPoolSettings();
@@ -127,7 +143,6 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       );
     });
     closers.push(stopPoolSync);
-    const metrics = new Metrics(() => sandbox.stats());
 
     const broker = new Broker({
       egress: EgressPolicy.fromAllowList(config.egressAllow),
@@ -136,6 +151,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         totalTimeoutMs: config.httpEgressTimeoutMs,
         maxResponseBytes: config.httpEgressMaxBytes,
         maxRedirects: config.httpEgressMaxRedirects,
+        connectionsPerServerOrigin: config.httpEgressConnectionsPerServer,
       },
       db: {
         maxConnectionsPerKey: config.dbPoolMaxPerKey,
@@ -160,22 +176,47 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
       maxSessions: config.mcpMaxSessions,
+      maxPerServer: config.mcpMaxSessionsPerServer,
+      maxPerCaller: config.mcpMaxSessionsPerCaller,
+      onEvict: (session) => metrics.sessionEvicted(session.subdomain),
     });
     sessions.start();
-    new ConfigSync(cache, (poolKey) => sandbox.retireTool(poolKey), sessions).start();
+    new ConfigSync(cache, sandbox, sessions).start();
 
     const endpoint = new McpEndpoint({
       sessions,
       maxBodyBytes: config.maxBodyBytes,
       context: { catalog: cache, invoker, version: VERSION },
+      onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
-    const gate = new OAuthGate(config);
+    // Rate limits are shared out among the replicas alive (PostgreSQL), see rate-limiter.ts.
+    const replicas = new LiveReplicas(store, (error) =>
+      log.warn({ err: error }, 'replica heartbeat failed'),
+    );
+    await replicas.start();
+    closers.push(() => replicas.stop());
+    const rateLimiter = new RateLimiter({ share: () => replicas.count });
+    // AS metadata and JWKS are fetched through the tool egress policy (plus loopback in development).
+    const oauthEgress = createGuardedFetch({
+      policy: EgressPolicy.fromAllowList(config.egressAllow),
+      lookup: systemLookup,
+      allowLoopback: config.oauthAllowInsecureLoopback,
+      connectTimeoutMs: 5_000,
+    });
+    closers.push(() => oauthEgress.agent.close());
+    const gate = new OAuthGate(config, oauthEgress.fetch);
     const hosted = createHostedSide({
       server: (subdomain) => cache.server(subdomain),
       authenticate: (server, req, url) => gate.authenticate(server, req, url),
       protectedResourceMetadata: (server) => gate.protectedResourceMetadata(server),
       endpoint,
       onAuthFailure: (reason) => metrics.authFailure('hosted', reason),
+      defaultRateLimit:
+        config.rateLimitPerMinute === 0
+          ? null
+          : { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst },
+      takeRate: (subdomain, quotaKey, limit) => rateLimiter.take(subdomain, quotaKey, limit),
+      onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
     const adminContext: AdminContext = {
       config,
@@ -185,9 +226,11 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       pools: sandbox,
       flushInvocationLog: () => invocationLog.flush(),
       checkSyntax: checkToolSyntax,
+      sandboxRuntimes: () => driver.runtimes(),
       fetchAuthorizationServerMetadata: (url) =>
         fetchAuthorizationServerMetadata(url, {
           allowInsecureLoopback: config.oauthAllowInsecureLoopback,
+          fetch: oauthEgress.fetch,
         }),
     };
     // Bundled on first start (and after a source change); a no-op when up to date.

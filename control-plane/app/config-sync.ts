@@ -1,33 +1,39 @@
 /**
  * Keeps the running parts in step with configuration changes, whichever
- * replica made them: a tool saved or deleted retires its warm containers; a
- * server deleted, deactivated, or whose security settings changed closes its
+ * replica made them: a tool saved or deleted retires the containers that
+ * serve only it; a server deleted or whose sandbox settings (isolation,
+ * runtime, limits, container maximum) changed retires all of its
+ * containers; a server deleted, deactivated, or whose security settings changed closes its
  * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
  * a changed tool list is announced to open sessions.
  */
 import type { ConfigCache } from '../store/config-cache.js';
 import type { ServerRecord } from '../store/records.js';
 import type { SessionRegistry } from '../mcp/session-registry.js';
-import { poolKeyOf } from '../invocation/tool-invoker.js';
 
 interface Seen {
   security: string;
+  sandbox: string;
   tools: Map<string, number>;
+}
+
+/** What ConfigSync tells the warm pools. */
+export interface PoolInvalidation {
+  /** A tool was saved or deleted. */
+  toolChanged(server: string, tool: string): void;
+  /** A server's sandbox settings changed or it was deleted. */
+  serverChanged(server: string): void;
 }
 
 export class ConfigSync {
   readonly #cache: ConfigCache;
-  readonly #retireTool: (poolKey: string) => Promise<void> | void;
+  readonly #pools: PoolInvalidation;
   readonly #sessions: SessionRegistry;
   readonly #seen = new Map<string, Seen>();
 
-  constructor(
-    cache: ConfigCache,
-    retireTool: (poolKey: string) => Promise<void> | void,
-    sessions: SessionRegistry,
-  ) {
+  constructor(cache: ConfigCache, pools: PoolInvalidation, sessions: SessionRegistry) {
     this.#cache = cache;
-    this.#retireTool = retireTool;
+    this.#pools = pools;
     this.#sessions = sessions;
   }
 
@@ -41,7 +47,7 @@ export class ConfigSync {
   #snapshot(server: ServerRecord): Seen {
     const tools = new Map<string, number>();
     for (const tool of this.#cache.tools(server.subdomain)) tools.set(tool.name, tool.version);
-    return { security: securityFingerprint(server), tools };
+    return { security: securityFingerprint(server), sandbox: sandboxFingerprint(server), tools };
   }
 
   #changed(subdomain: string): void {
@@ -51,8 +57,10 @@ export class ConfigSync {
     if (after) this.#seen.set(subdomain, after);
     else this.#seen.delete(subdomain);
 
+    if (before && (!after || before.sandbox !== after.sandbox))
+      this.#pools.serverChanged(subdomain);
     for (const [name, version] of before?.tools ?? []) {
-      if (after?.tools.get(name) !== version) void this.#retireTool(poolKeyOf(subdomain, name));
+      if (after?.tools.get(name) !== version) this.#pools.toolChanged(subdomain, name);
     }
     if (!after || !server?.active || before?.security !== after.security) {
       void this.#sessions.closeSubdomain(subdomain);
@@ -73,6 +81,10 @@ function securityFingerprint(server: ServerRecord): string {
     server.oauthAudience,
     server.oauthRequiredScopes,
   ]);
+}
+
+function sandboxFingerprint(server: ServerRecord): string {
+  return JSON.stringify([server.isolation, server.runtime, server.limits, server.maxContainers]);
 }
 
 function sameTools(a: Map<string, number> | undefined, b: Map<string, number>): boolean {

@@ -47,7 +47,7 @@ export interface BrokerCallContext extends CallContext {
 /** The parts of a server's settings an invocation depends on (from the configuration cache). */
 export interface ServerRuntimeSettings extends Pick<
   ServerTenancy,
-  'isolation' | 'runtime' | 'egressAllow'
+  'isolation' | 'runtime' | 'egressAllow' | 'maxContainers'
 > {
   /** The server's own limits (between the tool's and the defaults). */
   limits: ToolLimits;
@@ -58,6 +58,8 @@ export interface InvokerPorts {
   sandbox: { invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> };
   broker: {
     handle(operation: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown>;
+    /** The invocation is over: its database connections are reset and given back. */
+    endInvocation(invocation: string): Promise<void>;
   };
   secrets(subdomain: string): Readonly<Record<string, string>>;
   /** The server's settings; undefined when it was deleted meanwhile (defaults apply). */
@@ -183,6 +185,7 @@ export class ToolInvoker {
       tool: tool.name,
       isolation: server?.isolation ?? 'server',
       runtime: server?.runtime ?? 'runc',
+      maxContainers: server?.maxContainers ?? null,
       code: tool.code,
       env,
       limits: resolveLimits(tool.limits, server?.limits, this.#defaults),
@@ -194,13 +197,20 @@ export class ToolInvoker {
       egressAllow: server?.egressAllow ?? [],
     };
     const onLog = request.onLog;
-    const outcome = await this.#ports.sandbox.invoke(runtime, {
-      params: checked.params,
-      signal: request.signal,
-      onLog: onLog && ((entry) => onLog({ ...entry, text: redact(entry.text) })),
-      onCall: (operation, args, context) =>
-        this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
-    });
+    let outcome: InvocationOutcome;
+    try {
+      outcome = await this.#ports.sandbox.invoke(runtime, {
+        params: checked.params,
+        signal: request.signal,
+        onLog: onLog && ((entry) => onLog({ ...entry, text: redact(entry.text) })),
+        onCall: (operation, args, context) =>
+          this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
+      });
+    } finally {
+      // Whatever the outcome (an open transaction included) nothing the invocation
+      // did on a database connection survives it; the reset runs behind the answer.
+      void this.#ports.broker.endInvocation(invocationId);
+    }
     const redacted: InvocationOutcome = {
       ...outcome,
       logs: outcome.logs.map((entry) => ({ ...entry, text: redact(entry.text) })),
@@ -287,11 +297,6 @@ export class ToolInvoker {
       };
     return result;
   }
-}
-
-/** The warm-pool key of a tool: one pool per server and tool. */
-export function poolKeyOf(subdomain: string, toolName: string): string {
-  return `${subdomain}/${toolName}`;
 }
 
 /** Only the secrets a tool lists; a listed secret that is not set is absent from `env`. */

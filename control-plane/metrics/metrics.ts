@@ -60,10 +60,42 @@ export class Metrics {
     labelNames: ['side', 'route', 'status'] as const,
     registers: [this.registry],
   });
+  readonly #mcpRefused = new Counter({
+    name: 'mcphost_mcp_refused_total',
+    help: 'Requests to /mcp refused by server and reason (origin, rate, session_quota, session_capacity)',
+    labelNames: ['server', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly #sessionEvictions = new Counter({
+    name: 'mcphost_mcp_session_evictions_total',
+    help: 'Idle MCP sessions closed to make room for a new session of the same server',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
   readonly #httpSeconds = new Histogram({
     name: 'mcphost_http_request_duration_seconds',
     help: 'HTTP request duration by side and route',
     labelNames: ['side', 'route'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly #containerStarts = new Counter({
+    name: 'mcphost_container_starts_total',
+    help: 'Container starts by server ("" = the generic pool)',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  readonly #containerEvictions = new Counter({
+    name: 'mcphost_container_evictions_total',
+    help: "Idle containers evicted to make room for another server's lease, by the server evicted",
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  readonly #leaseWaitSeconds = new Histogram({
+    name: 'mcphost_lease_wait_seconds',
+    help: 'Time a lease waited for a container, by server (0 when one was warm)',
+    labelNames: ['server'] as const,
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
   });
@@ -125,6 +157,19 @@ export class Metrics {
     this.#queueSeconds.observe(queueMs / 1000);
   }
 
+  /** Receivers of the warm pools' scheduler events. */
+  sandboxEvents(): {
+    containerStarted(server: string | undefined): void;
+    containerEvicted(server: string | undefined): void;
+    leaseWaited(server: string, waitMs: number): void;
+  } {
+    return {
+      containerStarted: (server) => this.#containerStarts.inc({ server: server ?? '' }),
+      containerEvicted: (server) => this.#containerEvictions.inc({ server: server ?? '' }),
+      leaseWaited: (server, waitMs) => this.#leaseWaitSeconds.observe({ server }, waitMs / 1000),
+    };
+  }
+
   /** One brokered request. */
   brokerRequest(operation: string, outcome: string): void {
     this.#brokerRequests.inc({ operation, outcome });
@@ -139,6 +184,16 @@ export class Metrics {
   httpRequest(side: string, route: string, status: number, seconds: number): void {
     this.#httpRequests.inc({ side, route, status: String(status) });
     this.#httpSeconds.observe({ side, route }, seconds);
+  }
+
+  /** One request to `/mcp` refused before it reached a session (`reason`: origin, rate, session_quota, session_capacity). */
+  mcpRefused(server: string, reason: string): void {
+    this.#mcpRefused.inc({ server, reason });
+  }
+
+  /** One idle session closed to make room for another of the same server. */
+  sessionEvicted(server: string): void {
+    this.#sessionEvictions.inc({ server });
   }
 
   /** The exposition text and its content type. */

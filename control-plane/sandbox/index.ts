@@ -1,7 +1,15 @@
 /**
  * The sandbox's public face: what the MCP endpoint and the admin API use.
  */
-export { SandboxManager, GENERIC_POOL_KEY, type SandboxManagerOptions } from './sandbox-manager.js';
+export {
+  SandboxManager,
+  GENERIC_POOL_KEY,
+  type SandboxManagerOptions,
+  type SandboxEvents,
+  type ServerPoolStats,
+  type BudgetStats,
+} from './sandbox-manager.js';
+export { poolUnitOf } from './pool/pool-key.js';
 export {
   resolveLimits,
   DEFAULT_INVOCATION_LIMITS,
@@ -17,6 +25,6 @@ export type {
   CallContext,
 } from './invocation.js';
 export type { PoolDefaults, PoolCaps, PoolSize } from './pool/pool-settings.js';
-export type { PoolStats } from './pool/warm-pool.js';
+export type { PoolStats } from './pool/pool-contract.js';
 export type { RetireReason } from './pool/pooled-instance.js';
 export type { SandboxDriver, SandboxInstance, SandboxSpec, SandboxExit } from './driver.js';

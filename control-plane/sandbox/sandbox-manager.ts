@@ -1,12 +1,17 @@
 /**
- * Owns every warm pool: one per tool (pool key) plus a small generic pool of
- * unbound containers that a tool may adopt for good when its container shape
- * matches. `invoke` leases a container, runs one invocation over its
- * connection, and releases it in `finally` — retiring it on any timeout,
- * crash, OOM, protocol fault or cancellation. Tool failures, no capacity and
- * an unavailable engine are outcomes, never exceptions.
+ * Owns every warm pool. A pool serves one server (or one tool of it, see
+ * `pool/pool-key.ts`) with containers of one shape; the pools share a budget
+ * divided fairly between servers (`pool/container-budget.ts`), a bounded
+ * start queue (`pool/start-queue.ts`, callers' starts before refills) and a
+ * generic pool of unbound containers (`pool/generic-pool.ts`). `invoke`
+ * leases a container, runs one invocation over its connection, and releases
+ * it in `finally` — retiring it on any timeout, crash, OOM, protocol fault or
+ * cancellation. Tool failures, no capacity and an unavailable engine are
+ * outcomes, never exceptions.
  */
+import { availableParallelism } from 'node:os';
 import { McphostError, isMcphostError } from '../errors.js';
+import { asUnavailable, shuttingDown } from './sandbox-errors.js';
 import type { SandboxDriver } from './driver.js';
 import type {
   InvocationOutcome,
@@ -15,9 +20,12 @@ import type {
   OutcomeError,
   ToolRuntime,
 } from './invocation.js';
-import { InvocationLimitsSchema, sameContainerShape } from './limits.js';
+import { InvocationLimitsSchema } from './limits.js';
 import { LogCollector } from './log-collector.js';
-import { poolIdentityOf } from './pool/pool-key.js';
+import { ContainerBudget, type ServerPoolStats } from './pool/container-budget.js';
+export type { ServerPoolStats } from './pool/container-budget.js';
+import { GenericPool } from './pool/generic-pool.js';
+import { poolIdentityOf, poolUnitOf } from './pool/pool-key.js';
 import {
   parsePoolDefaults,
   validatePoolSize,
@@ -26,40 +34,80 @@ import {
   type PoolSize,
   type ResolvedPoolDefaults,
 } from './pool/pool-settings.js';
-import type { PooledInstance, RetireReason } from './pool/pooled-instance.js';
-import { WarmPool, retireReasonFor, type PoolContext, type PoolStats } from './pool/warm-pool.js';
+import { retireReasonFor, type PooledInstance, type RetireReason } from './pool/pooled-instance.js';
+import { StartQueue } from './pool/start-queue.js';
+import type { PoolContext, PoolStats } from './pool/pool-contract.js';
+import { WarmPool } from './pool/warm-pool.js';
 
 /** Key of the generic pool in `stats()`. */
 export const GENERIC_POOL_KEY = '*generic*';
+
+/** Receives scheduler events (metrics); every method is optional. */
+export interface SandboxEvents {
+  /** A container start began for `server` (undefined: the generic pool). */
+  containerStarted?(server: string | undefined): void;
+  /** An idle container of `server` was evicted to make room for another lease. */
+  containerEvicted?(server: string | undefined): void;
+  /** A lease of `server` got its container after `waitMs` (0 when one was idle). */
+  leaseWaited?(server: string, waitMs: number): void;
+}
 
 /** Options of a SandboxManager; validated once, at construction. */
 export interface SandboxManagerOptions {
   driver: SandboxDriver;
   defaults: PoolDefaults;
-  /** Unbound containers kept warm with `defaults.limits`; size 0 disables the generic pool. */
+  /**
+   * Unbound containers kept warm with `defaults.limits` (runc): `size` is the
+   * most; the pool keeps one, and up to `size` while pools keep missing
+   * (misses in the last minute). 0 disables the generic pool.
+   */
   generic: { size: number };
   caps: PoolCaps;
+  /** Container starts in flight at once; default the number of CPUs here. */
+  startConcurrency?: number;
   /** Milliseconds clock; default `Date.now`. */
   clock?: { now(): number };
   /** Retry delays after the driver fails, in ms: first and largest; default 250 and 10 000. */
   retry?: { initialMs?: number; maxMs?: number };
+  /** Scheduler events, for metrics. */
+  events?: SandboxEvents;
 }
 
-/** Room past the log budget for the harness's own "lines dropped" notice, in bytes. */
-const LOG_NOTICE_SLACK_BYTES = 1024;
+/** The shared budget, as `budgetStats()` reports it. */
+export interface BudgetStats {
+  maxTotal: number;
+  used: number;
+  /** Servers holding containers or waiting for one. */
+  activeServers: number;
+  serverShare: number;
+  starts: { concurrency: number; running: number; queued: number };
+  /** Typical time from start to ready, in ms. */
+  startEstimateMs: number;
+  genericTarget: number;
+}
 
-/** Runs tool invocations in warm, per-tool pools of sandboxes. */
+/** What a container start is assumed to cost before one has been measured, in ms. */
+const INITIAL_START_ESTIMATE_MS = 250;
+/** Weight of the newest start in the start-time average. */
+const START_EWMA_WEIGHT = 0.2;
+
+/** Runs tool invocations in warm, per-server pools of sandboxes. */
 export class SandboxManager {
   readonly #driver: SandboxDriver;
   readonly #defaults: ResolvedPoolDefaults;
   readonly #caps: PoolCaps;
   readonly #now: () => number;
   readonly #pools = new Map<string, WarmPool>();
-  readonly #sizes = new Map<string, PoolSize>();
-  readonly #generic: WarmPool | undefined;
+  /** Sizes by unit (`server` or `server/tool`), applied to each pool of the unit whatever its shape. */
+  readonly #unitSizes = new Map<string, PoolSize>();
+  readonly #budget: ContainerBudget;
+  readonly #generic: GenericPool | undefined;
+  readonly #starts: StartQueue;
+  readonly #events: SandboxEvents;
   readonly #retryInitialMs: number;
   readonly #retryMaxMs: number;
   readonly #context: PoolContext;
+  #startEstimateMs = INITIAL_START_ESTIMATE_MS;
   #healthy = true;
   #failures = 0;
   #recoveryTimer: NodeJS.Timeout | undefined;
@@ -79,6 +127,9 @@ export class SandboxManager {
     }
     const clock = options.clock;
     this.#now = clock ? () => clock.now() : Date.now;
+    this.#budget = new ContainerBudget(this.#caps, () => this.#allPools(), this.#now);
+    this.#starts = new StartQueue(options.startConcurrency ?? availableParallelism());
+    this.#events = options.events ?? {};
     this.#retryInitialMs = options.retry?.initialMs ?? 250;
     this.#retryMaxMs = options.retry?.maxMs ?? 10_000;
     if (!(this.#retryInitialMs > 0) || !(this.#retryMaxMs >= this.#retryInitialMs)) {
@@ -87,23 +138,34 @@ export class SandboxManager {
     this.#context = {
       driver: this.#driver,
       defaults: this.#defaults,
+      starts: this.#starts,
       now: this.#now,
-      reserveSlot: (pool) => this.#reserveSlot(pool),
-      borrowGeneric: (pool) => this.#borrowGeneric(pool),
+      reserveSlot: (pool, purpose) => !this.#closed && this.#budget.reserve(pool, purpose),
+      borrowGeneric: (pool) => this.#generic?.borrow(pool),
+      promiseGeneric: (pool) => this.#generic?.promise(pool) ?? false,
+      containerReady: (pool) => {
+        if (pool === this.#generic?.pool) this.#generic.handOver();
+      },
+      containerLost: (pool) => {
+        if (pool === this.#generic?.pool) this.#generic.rebalance();
+      },
       driverHealthy: () => this.#healthy,
-      reportStart: (error) => this.#reportStart(error),
+      reportStart: (error, readyMs) => this.#reportStart(error, readyMs),
+      startEstimateMs: () => this.#startEstimateMs,
       onSlotFreed: () => this.#onSlotFreed(),
+      record: (pool, event) => this.#record(pool, event),
+      recordLeaseWait: (pool, waitMs) => {
+        if (pool.server !== undefined) this.#events.leaseWaited?.(pool.server, waitMs);
+      },
     };
     if (genericSize > 0) {
       const { memoryMb, cpus, pids } = this.#defaults.limits;
-      const size = { minWarm: genericSize, maxSize: genericSize };
-      this.#generic = new WarmPool(
-        GENERIC_POOL_KEY,
-        true,
-        size,
-        { memoryMb, cpus, pids },
+      const pool = new WarmPool(
+        { key: GENERIC_POOL_KEY, shape: { memoryMb, cpus, pids, runtime: 'runc' } },
+        { minWarm: 1, maxSize: genericSize },
         this.#context,
       );
+      this.#generic = new GenericPool(pool, genericSize, this.#budget, this.#now);
     }
   }
 
@@ -120,13 +182,13 @@ export class SandboxManager {
       this.#reportStart(asUnavailable(error));
       return;
     }
-    this.#generic?.refill();
+    this.#generic?.pool.refill();
   }
 
   /** Runs one invocation; resolves with its outcome (failures included), never rejects for them. */
   async invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> {
     const queuedAt = this.#now();
-    const logs = new LogCollector(runtime.limits.maxLogBytes + LOG_NOTICE_SLACK_BYTES, hooks.onLog);
+    const logs = new LogCollector(runtime.limits, hooks.onLog);
     if (this.#closed) return failed(shuttingDown(), logs.entries, 0, 0);
     if (!runtime?.server || !runtime.tool || typeof runtime.code !== 'string') {
       throw new TypeError('SandboxManager.invoke: runtime needs a server, a tool and code');
@@ -190,38 +252,81 @@ export class SandboxManager {
         instanceId: instance.id,
       };
     } finally {
-      pool.release(instance, retireReason);
+      pool.release(instance, retireReason, this.#now() - startedAt);
     }
   }
 
-  /** Sets a pool's minWarm/maxSize (ERR_VALIDATION beyond the caps); applies to the pool now or when it is created. */
-  configurePool(poolKey: string, settings: PoolSize): PoolSize {
-    const size = validatePoolSize(poolKey, settings, this.#caps);
-    this.#sizes.set(poolKey, size);
-    this.#pools.get(poolKey)?.configure(size);
+  /**
+   * Sets the minWarm/maxSize of a unit — a server (`"acme"`, all its shared
+   * pools) or one tool with containers of its own (`"acme/report"`) —
+   * ERR_VALIDATION beyond the caps; applies now and to pools created later.
+   */
+  configurePool(unit: string, settings: PoolSize): PoolSize {
+    const size = this.checkPoolSize(unit, settings);
+    this.#unitSizes.set(unit, size);
+    for (const pool of this.#pools.values()) if (unitOf(pool) === unit) pool.configure(size);
     return size;
   }
 
-  /** Retires a pool's idle containers now and busy ones when they finish; no refill until the next invocation. */
-  drain(poolKey: string): void {
-    this.#pools.get(poolKey)?.retireAll('drained', true);
+  /** The size if it fits the caps; ERR_VALIDATION naming what does not. Changes nothing. */
+  checkPoolSize(unit: string, settings: PoolSize): PoolSize {
+    return validatePoolSize(unit, settings, this.#caps);
   }
 
-  /** Call when a tool's code, secrets or limits change or it is deleted: none of its containers serves again. */
-  retireTool(poolKey: string): void {
-    const pool = this.#pools.get(poolKey);
-    if (!pool) return;
-    pool.retireAll('retired-tool', true);
-    // A deleted tool's pool would linger forever; an empty one is rebuilt on the next invocation.
-    if (pool.total === 0 && pool.queued === 0) this.#pools.delete(poolKey);
+  /** Retires a unit's idle containers now and busy ones when they finish; no refill until its next invocation. */
+  drain(unit: string): void {
+    for (const pool of this.#pools.values())
+      if (unitOf(pool) === unit) pool.retireAll('drained', true);
+  }
+
+  /**
+   * Call when a tool's code, secrets or limits change or it is deleted. Pools
+   * serving only that tool retire their containers. The server's shared pools
+   * keep theirs: every invocation gets a fresh context with the code and
+   * secrets it is sent, so nothing of the old version lives in them.
+   */
+  toolChanged(server: string, tool: string): void {
+    for (const [key, pool] of this.#pools) {
+      if (pool.server !== server || pool.tool !== tool) continue;
+      pool.retireAll('retired-tool', true);
+      if (pool.total === 0 && pool.queued === 0) this.#pools.delete(key);
+    }
+  }
+
+  /** Call when a server's sandbox settings change or it is deleted: none of its containers serves again. */
+  serverChanged(server: string): void {
+    for (const [key, pool] of this.#pools) {
+      if (pool.server !== server) continue;
+      pool.retireAll('retired-tool', true);
+      if (pool.total === 0 && pool.queued === 0) this.#pools.delete(key);
+    }
   }
 
   /** Per-pool figures, the generic pool first. */
   stats(): PoolStats[] {
-    const pools = this.#generic
-      ? [this.#generic, ...this.#pools.values()]
-      : [...this.#pools.values()];
-    return pools.map((pool) => pool.stats());
+    return this.#allPools().map((pool) => pool.stats());
+  }
+
+  /** Per-server figures: containers by state, recent starts and evictions, share of the budget. */
+  serverStats(): ServerPoolStats[] {
+    return this.#budget.serverStats();
+  }
+
+  /** The shared budget and the start queue. */
+  budgetStats(): BudgetStats {
+    return {
+      maxTotal: this.#budget.maxTotal,
+      used: this.#budget.used(),
+      activeServers: this.#budget.activeServers().size,
+      serverShare: this.#budget.serverShare,
+      starts: {
+        concurrency: this.#starts.concurrency,
+        running: this.#starts.running,
+        queued: this.#starts.queued,
+      },
+      startEstimateMs: Math.round(this.#startEstimateMs),
+      genericTarget: this.#generic?.target ?? 0,
+    };
   }
 
   /** Whether the driver is believed to work (false after a failed start until it answers again). */
@@ -234,74 +339,65 @@ export class SandboxManager {
     this.#closed = true;
     clearTimeout(this.#recoveryTimer);
     clearInterval(this.#sweepTimer);
-    const pools = this.#generic
-      ? [this.#generic, ...this.#pools.values()]
-      : [...this.#pools.values()];
-    await Promise.all(pools.map((pool) => pool.close()));
+    this.#starts.clear();
+    await Promise.all(this.#allPools().map((pool) => pool.close()));
+  }
+
+  #allPools(): WarmPool[] {
+    const pools = [...this.#pools.values()];
+    return this.#generic ? [this.#generic.pool, ...pools] : pools;
   }
 
   #poolFor(runtime: ToolRuntime): WarmPool {
-    const { memoryMb, cpus, pids } = runtime.limits;
-    const poolKey = poolIdentityOf(runtime).key;
-    let pool = this.#pools.get(poolKey);
+    const identity = poolIdentityOf(runtime);
+    this.#budget.setMaxContainers(runtime.server, runtime.maxContainers ?? null);
+    let pool = this.#pools.get(identity.key);
     if (!pool) {
-      const size = this.#sizes.get(poolKey) ?? {
+      const size = this.#unitSizes.get(poolUnitOf(identity.server, identity.tool)) ?? {
         minWarm: this.#defaults.minWarm,
         maxSize: this.#defaults.maxSize,
       };
-      pool = new WarmPool(poolKey, false, size, { memoryMb, cpus, pids }, this.#context);
-      this.#pools.set(poolKey, pool);
+      pool = new WarmPool(identity, size, this.#context);
+      this.#pools.set(identity.key, pool);
     }
-    pool.update({ memoryMb, cpus, pids }, runtime.strict);
-    queueMicrotask(() => pool.refill());
+    pool.setStrict(runtime.strict);
+    const used = pool;
+    queueMicrotask(() => used.refill());
     return pool;
   }
 
-  #borrowGeneric(pool: WarmPool): PooledInstance | undefined {
-    if (!this.#generic || pool.generic) return undefined;
-    const wanted = { ...this.#defaults.limits, ...pool.shape };
-    if (!sameContainerShape(wanted, this.#defaults.limits)) return undefined;
-    return this.#generic.donate();
-  }
-
-  #totalContainers(): number {
-    let total = this.#generic?.total ?? 0;
-    for (const pool of this.#pools.values()) total += pool.total;
-    return total;
-  }
-
-  #reserveSlot(requester: WarmPool): boolean {
-    if (this.#closed) return false;
-    if (this.#totalContainers() < this.#caps.maxTotal) return true;
-    // At the global cap: the longest-idle container elsewhere makes room.
-    let victim: WarmPool | undefined;
-    let oldest = Infinity;
-    for (const pool of [this.#generic, ...this.#pools.values()]) {
-      if (!pool || pool === requester) continue;
-      const since = pool.oldestIdleSince();
-      if (since !== undefined && since < oldest) [victim, oldest] = [pool, since];
+  #record(pool: WarmPool, event: 'start' | 'eviction' | 'miss'): void {
+    if (event === 'miss') {
+      if (!pool.generic) this.#generic?.noteMiss();
+      return;
     }
-    return victim?.evictOne() ?? false;
+    this.#budget.record(pool.server, event);
+    if (event === 'start') this.#events.containerStarted?.(pool.server);
+    else this.#events.containerEvicted?.(pool.server);
   }
 
   #onSlotFreed(): void {
     // Deferred: the pool that freed the slot is mid-update.
     queueMicrotask(() => {
       for (const pool of this.#pools.values()) if (pool.queued > 0) pool.grow();
+      this.#generic?.pool.refill();
     });
   }
 
-  #reportStart(error?: McphostError): void {
+  #reportStart(error?: McphostError, readyMs?: number): void {
     if (!error) {
       this.#healthy = true;
       this.#failures = 0;
+      if (readyMs !== undefined) {
+        this.#startEstimateMs += START_EWMA_WEIGHT * (readyMs - this.#startEstimateMs);
+      }
       return;
     }
     this.#healthy = false;
     this.#scheduleRecovery();
   }
 
-  /** Pings the driver with growing delays; once it answers, every pool refills. */
+  /** Pings the driver with growing delays; once it answers, the pools in use refill. */
   #scheduleRecovery(): void {
     if (this.#recoveryTimer || this.#closed) return;
     const delay = Math.min(this.#retryMaxMs, this.#retryInitialMs * 2 ** this.#failures);
@@ -312,8 +408,7 @@ export class SandboxManager {
         () => {
           if (this.#closed) return;
           this.#healthy = true;
-          this.#generic?.refill();
-          for (const pool of this.#pools.values()) pool.refill();
+          for (const pool of this.#allPools()) pool.refill();
         },
         () => this.#scheduleRecovery(),
       );
@@ -323,9 +418,25 @@ export class SandboxManager {
 
   #sweep(): void {
     const now = this.#now();
-    this.#generic?.sweep(now);
-    for (const pool of this.#pools.values()) pool.sweep(now);
+    this.#generic?.resize();
+    this.#generic?.pool.sweep(now);
+    for (const [key, pool] of this.#pools) {
+      pool.sweep(now);
+      // An empty pool unused for the TTL is forgotten; its unit's size is kept.
+      if (
+        pool.total === 0 &&
+        pool.queued === 0 &&
+        now - pool.lastLeasedAt >= this.#defaults.idleTtlMs
+      ) {
+        this.#pools.delete(key);
+      }
+    }
   }
+}
+
+/** The unit a pool's size is set by: its server, or `server/tool` for a tool's own pool. */
+function unitOf(pool: WarmPool): string | undefined {
+  return pool.server === undefined ? undefined : poolUnitOf(pool.server, pool.tool);
 }
 
 function failed(
@@ -349,19 +460,4 @@ function asMcphostError(error: unknown): McphostError {
   return new McphostError('ERR_INTERNAL', `internal error in the sandbox manager: ${message}`, {
     cause: error,
   });
-}
-
-function asUnavailable(error: unknown): McphostError {
-  if (isMcphostError(error, 'ERR_SANDBOX_UNAVAILABLE')) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const text = message.startsWith('sandbox unavailable')
-    ? message
-    : `sandbox unavailable: ${message}`;
-  return new McphostError('ERR_SANDBOX_UNAVAILABLE', text, {
-    cause: error,
-  });
-}
-
-function shuttingDown(): McphostError {
-  return new McphostError('ERR_SHUTTING_DOWN', 'the sandbox manager is shutting down');
 }

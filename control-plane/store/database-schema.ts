@@ -95,6 +95,12 @@ export interface MetaTable {
   value: string;
 }
 
+/** One live control-plane replica (heartbeat). */
+export interface ReplicasTable {
+  id: string;
+  seen_at: string;
+}
+
 /** The whole database as Kysely types it. */
 export interface StoreDatabase {
   servers: ServersTable;
@@ -104,4 +110,5 @@ export interface StoreDatabase {
   pool_settings: PoolSettingsTable;
   invocations: InvocationsTable;
   meta: MetaTable;
+  replicas: ReplicasTable;
 }

@@ -45,7 +45,13 @@ export const parameterTypeSchema = z.enum([
 export const toolParameterSchema = z.strictObject({
   name: z
     .string()
-    .regex(/^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/, 'a parameter name is a JavaScript identifier'),
+    .regex(/^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/, 'a parameter name is a JavaScript identifier')
+    // `params` is a plain object built by assignment: a `__proto__` parameter would
+    // vanish (or replace its prototype) instead of reaching the tool.
+    .refine(
+      (name) => !['__proto__', 'constructor', 'prototype'].includes(name),
+      'a parameter may not be named __proto__, constructor or prototype',
+    ),
   type: parameterTypeSchema,
   required: z.boolean(),
   description: z.string().max(4096).optional(),

@@ -22,6 +22,7 @@ import type {
   ToolRecord,
   ToolVersionRecord,
 } from './records.js';
+import * as replicas from './replica-queries.js';
 import * as secrets from './secret-queries.js';
 import { SecretCipher } from './secret-cipher.js';
 import * as servers from './server-queries.js';
@@ -39,6 +40,10 @@ export interface StoreOptions {
   masterKey: Buffer;
   /** Invocation rows kept by `pruneInvocations`; default 10000, 0 keeps none. */
   invocationRetention?: number;
+  /** Largest error message plus log lines of one invocation row, in bytes; default 512 KiB. */
+  invocationRowMaxBytes?: number;
+  /** Largest total of log lines in one `listInvocations` page, in bytes; default 4 MiB. */
+  invocationPageMaxBytes?: number;
   /** Receives operational messages; default: none. */
   log?: (message: string) => void;
   /** PostgreSQL NOTIFY channel shared by replicas; default `mcphost_config_changed`. */
@@ -51,6 +56,16 @@ const optionsSchema = z.object({
   dataDir: z.string().min(1),
   databaseUrl: z.string().min(1).optional(),
   invocationRetention: z.number().int().min(0).default(10_000),
+  invocationRowMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(512 * 1024),
+  invocationPageMaxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(4 * 1024 * 1024),
   changeChannel: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/)
@@ -112,6 +127,11 @@ export interface Store {
   /** Sets a meta value. */
   setMeta(key: string, value: string): Promise<void>;
 
+  /** Marks this replica alive, forgets silent ones; returns the live replicas (at least 1). */
+  heartbeatReplica(replicaId: string, staleAfterMs: number): Promise<number>;
+  /** Forgets this replica (at shutdown). */
+  removeReplica(replicaId: string): Promise<void>;
+
   /** Calls `listener` after every configuration write here and, on PostgreSQL, by other replicas. */
   onChange(listener: (change: StoreChange) => void): () => void;
   /** Stops listening and closes the database; the store is unusable afterwards. */
@@ -149,6 +169,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     changeChannel,
     now: () => clock().toISOString(),
     invocationRetention: parsed.data.invocationRetention,
+    invocationRowMaxBytes: parsed.data.invocationRowMaxBytes,
+    invocationPageMaxBytes: parsed.data.invocationPageMaxBytes,
   };
 
   let closed: Promise<void> | undefined;
@@ -179,6 +201,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     pruneInvocations: () => operations.pruneInvocations(context),
     getMeta: (key) => operations.getMeta(context, key),
     setMeta: (key, value) => operations.setMeta(context, key, value),
+    heartbeatReplica: (replicaId, staleAfterMs) =>
+      replicas.heartbeatReplica(context, replicaId, staleAfterMs),
+    removeReplica: (replicaId) => replicas.removeReplica(context, replicaId),
     onChange: (listener) => feed.subscribe(listener),
     close: () => {
       closed ??= feed.close().then(() => db.destroy());

@@ -257,22 +257,51 @@ export function describeAdminApi(
     });
 
     it('shows and resizes pools within the caps', async () => {
-      const resized = await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 1, maxSize: 3 });
+      // The server's shared pools (the default isolation unit).
+      const resized = await plane.admin('PUT', '/api/pools/alpha', { minWarm: 1, maxSize: 3 });
       expect(resized.status).toBe(200);
+      expect(resized.body).toMatchObject({ unit: 'alpha', minWarm: 1, maxSize: 3 });
+      // A tool's own pool (used under isolation "tool" or when the tool is strict).
+      const own = await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 0, maxSize: 2 });
+      expect(own.body).toMatchObject({ unit: 'alpha/add', minWarm: 0, maxSize: 2 });
       expect(
-        (await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 4, maxSize: 3 })).status,
+        (await plane.admin('PUT', '/api/pools/alpha', { minWarm: 4, maxSize: 3 })).status,
       ).toBe(400);
-      expect(
-        (await plane.admin('PUT', '/api/pools/alpha/add', { minWarm: 0, maxSize: 1000 })).body.error
-          .message,
-      ).toMatch(/cap/);
+      const tooBig = await plane.admin('PUT', '/api/pools/alpha', { minWarm: 0, maxSize: 1000 });
+      expect(tooBig.status).toBe(400);
+      expect(tooBig.body.error.message).toMatch(/cap/);
       expect(
         (await plane.admin('PUT', '/api/pools/alpha/nope', { minWarm: 0, maxSize: 1 })).status,
       ).toBe(404);
+      expect(
+        (await plane.admin('PUT', '/api/pools/nobody', { minWarm: 0, maxSize: 1 })).status,
+      ).toBe(404);
+      const run = await plane.admin('POST', '/api/servers/alpha/tools/add/invoke', {
+        params: { a: 1 },
+      });
+      expect(run.body.ok).toBe(true);
       const pools = await plane.admin('GET', '/api/pools');
       expect(
-        pools.body.pools.find((p: { poolKey: string }) => p.poolKey === 'alpha/add'),
-      ).toMatchObject({ minWarm: 1, maxSize: 3 });
+        pools.body.pools.find(
+          (p: { server?: string; tool?: string }) => p.server === 'alpha' && !p.tool,
+        ),
+      ).toMatchObject({ minWarm: 1, maxSize: 3, shape: expect.stringMatching(/-runc$/) });
+      expect(pools.body.budget).toMatchObject({
+        maxTotal: expect.any(Number),
+        used: expect.any(Number),
+        starts: { concurrency: expect.any(Number) },
+      });
+      expect(
+        pools.body.servers.find((s: { server: string }) => s.server === 'alpha'),
+      ).toMatchObject({
+        containers: { total: expect.any(Number) },
+        starts: { lastMinute: expect.any(Number), lastHour: expect.any(Number) },
+        evictions: { lastMinute: 0, lastHour: 0 },
+        share: { ceiling: expect.any(Number), maxContainers: null },
+      });
+      expect((await plane.admin('POST', '/api/pools/alpha/drain')).body).toEqual({
+        drained: 'alpha',
+      });
       expect((await plane.admin('POST', '/api/pools/alpha/add/drain')).status).toBe(200);
     });
 
@@ -303,7 +332,7 @@ export function describeAdminApi(
       expect(run.body).toMatchObject({ ok: true, result: 1, version: 3 });
       expect(
         (await plane.admin('GET', '/api/pools')).body.pools.find(
-          (p: { poolKey: string }) => p.poolKey === 'alpha/add',
+          (p: { server?: string; tool?: string }) => p.server === 'alpha' && !p.tool,
         ),
       ).toMatchObject({ maxSize: 3 });
     });

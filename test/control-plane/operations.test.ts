@@ -89,8 +89,10 @@ describe('metrics', () => {
     expect(text).toMatch(
       /mcphost_invocation_duration_seconds_bucket\{le="[^"]+",server="ops",tool="ok"\}/,
     );
-    expect(text).toMatch(/mcphost_pool_containers\{pool="ops\/ok",state="warm"\} \d/);
-    expect(text).toMatch(/mcphost_container_starts\{pool="ops\/ok"\} [1-9]/);
+    // The server's shared pool (its key names the container shape), and per-server scheduler figures.
+    expect(text).toMatch(/mcphost_pool_containers\{pool="ops@128m-[^"]*",state="warm"\} \d/);
+    expect(text).toMatch(/mcphost_container_starts_total\{server=""\} [1-9]/);
+    expect(text).toMatch(/mcphost_lease_wait_seconds_count\{server="ops"\} [1-9]/);
     expect(text).toMatch(
       /mcphost_http_requests_total\{side="admin",route="POST \/api\/servers\/:sub\/tools\/:name\/invoke",status="200"\} \d/,
     );

@@ -94,15 +94,18 @@ describe('replicas sharing PostgreSQL', () => {
   });
 
   it('resize a pool on every replica', async () => {
-    expect(
-      (await first.admin('PUT', '/api/pools/shared/hello', { minWarm: 0, maxSize: 3 })).status,
-    ).toBe(200);
+    expect((await first.admin('PUT', '/api/pools/shared', { minWarm: 0, maxSize: 3 })).status).toBe(
+      200,
+    );
+    // The second replica's pool of that server (created by a call) has the new size.
     await expect
       .poll(
-        async () =>
-          (await second.admin('GET', '/api/pools')).body.pools.find(
-            (p: { poolKey: string }) => p.poolKey === 'shared/hello',
-          )?.maxSize,
+        async () => {
+          await second.admin('POST', '/api/servers/shared/tools/hello/invoke', { params: {} });
+          return (await second.admin('GET', '/api/pools')).body.pools.find(
+            (p: { server?: string; tool?: string }) => p.server === 'shared' && !p.tool,
+          )?.maxSize;
+        },
         { timeout: 5000 },
       )
       .toBe(3);

@@ -202,17 +202,21 @@ it('runs the operator flow in a real browser', async () => {
   await screenshot('07-settings-oauth-active');
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.oauth.issuer).toBe(as.issuer);
 
-  // Pools & activity: resize the tool's pool; the run shows in the log.
+  // Pools & activity: the server's share of the budget; resize its shared pools; the run shows in the log.
   await page.getByRole('link', { name: 'Pools & activity' }).click();
-  await page.getByLabel('Minimum warm for greet').fill('0');
-  await page.getByLabel('Maximum size for greet').fill('3');
-  await page.getByRole('button', { name: 'Save pool size for greet' }).click();
+  await expect.poll(() => page.locator('#pool-summary').textContent()).toMatch(/fair share/);
+  await page.getByLabel(`Minimum containers kept for the shared pools of ${SUB}`).fill('0');
+  await page.getByLabel(`Maximum size of the shared pools of ${SUB}`).fill('3');
+  await page.getByRole('button', { name: `Save pool size for ${SUB}` }).click();
   await expect
     .poll(async () => {
       const { body } = await plane.admin('GET', '/api/pools');
-      return body.pools.find((pool: any) => pool.poolKey === `${SUB}/greet`)?.maxSize;
+      return body.pools.find((pool: any) => pool.server === SUB && !pool.tool)?.maxSize;
     })
     .toBe(3);
+  await expect
+    .poll(() => page.getByRole('table', { name: 'Running pools' }).textContent())
+    .toMatch(/\(shared\).*-runc/);
   await page
     .getByRole('row', { name: /greet.*OK/ })
     .first()

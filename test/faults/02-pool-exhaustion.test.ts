@@ -1,8 +1,8 @@
 /**
- * A tool that sleeps holding its whole pool (maxSize 2): further callers of
- * that tool queue and fail with ERR_NO_CAPACITY ("no capacity …") after the
- * bounded wait (POOL_QUEUE_TIMEOUT_MS), never hang, while another tool's
- * calls keep succeeding meanwhile.
+ * A tool that sleeps holding its server's whole pool (maxSize 2): further
+ * callers queue and fail with ERR_NO_CAPACITY ("no capacity …") after the
+ * bounded wait (POOL_QUEUE_TIMEOUT_MS), never hang, while another server's
+ * calls keep succeeding meanwhile (the server is the isolation unit).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,25 +22,27 @@ const MAX_SIZE = 2;
 let plane: ChildControlPlane;
 const clients: Client[] = [];
 
-async function connect(): Promise<Client> {
+async function connect(server = 'busy'): Promise<Client> {
   const client = new Client({ name: 'mcphost-faults', version: '1.0.0' });
   await client.connect(
-    new StreamableHTTPClientTransport(plane.mcpUrl('busy'), { fetch: loopbackFetch }),
+    new StreamableHTTPClientTransport(plane.mcpUrl(server), { fetch: loopbackFetch }),
   );
   clients.push(client);
   return client;
 }
 
 interface PoolRow {
-  poolKey: string;
+  server?: string;
+  tool?: string;
   warm: number;
   busy: number;
   queued: number;
 }
 
-async function pool(key: string): Promise<PoolRow | undefined> {
+/** The shared pool of a server. */
+async function pool(server: string): Promise<PoolRow | undefined> {
   const { body } = await plane.admin('GET', '/api/pools');
-  return (body.pools as PoolRow[]).find((row) => row.poolKey === key);
+  return (body.pools as PoolRow[]).find((row) => row.server === server && !row.tool);
 }
 
 beforeAll(async () => {
@@ -52,7 +54,7 @@ beforeAll(async () => {
     GENERIC_POOL_SIZE: '1',
   });
   await plane.start();
-  await createEchoServer(plane, 'busy', ['quick']);
+  await createEchoServer(plane, 'calm', ['quick']);
   await saveTool(plane, 'busy', 'hold', {
     description: 'Sleeps for ms milliseconds.',
     parameters: [{ name: 'ms', type: 'number', required: true }],
@@ -74,12 +76,11 @@ faultIt(
     expect(await warm.callTool({ name: 'hold', arguments: { ms: 0 } })).toMatchObject({
       content: [{ text: 'held 0' }],
     });
-    expect(await warm.callTool({ name: 'quick', arguments: { token: 'tok-warm' } })).toMatchObject({
+    const calm = await connect('calm');
+    expect(await calm.callTool({ name: 'quick', arguments: { token: 'tok-warm' } })).toMatchObject({
       content: [{ text: 'tok-warm' }],
     });
-    expect(await pollUntil(async () => (await pool('busy/hold'))?.warm === MAX_SIZE, 30_000)).toBe(
-      true,
-    );
+    expect(await pollUntil(async () => (await pool('busy'))?.warm === MAX_SIZE, 30_000)).toBe(true);
 
     const callers = await Promise.all(Array.from({ length: CALLERS }, connect));
     const started = performance.now();
@@ -96,15 +97,11 @@ faultIt(
 
     // The excess callers are visibly queued, not lost.
     expect(
-      await pollUntil(
-        async () => (await pool('busy/hold'))?.queued === CALLERS - MAX_SIZE,
-        1_500,
-        50,
-      ),
+      await pollUntil(async () => (await pool('busy'))?.queued === CALLERS - MAX_SIZE, 1_500, 50),
     ).toBe(true);
 
-    // Meanwhile another tool of the same server answers promptly.
-    const other = await connect();
+    // Meanwhile another server answers promptly.
+    const other = await connect('calm');
     for (let i = 0; i < 10; i++) {
       const begin = performance.now();
       const result = await other.callTool({
@@ -129,7 +126,7 @@ faultIt(
       expect(result._meta?.['mcphost/errorCode']).toBe('ERR_NO_CAPACITY');
       const text = (result.content[0] as { text: string }).text;
       expect(text).toMatch(
-        /^no capacity: pool busy\/hold has 2 of 2 containers busy and the wait of 2000 ms ran out/,
+        /^no capacity: pool busy has 2 of 2 containers busy and the wait of 2000 ms ran out/,
       );
       // After the bounded wait: not before it, and well before the holders finish.
       expect(elapsedMs).toBeGreaterThanOrEqual(QUEUE_TIMEOUT_MS - 50);
@@ -142,7 +139,7 @@ faultIt(
     );
 
     // The pool is usable again once the holders are done.
-    const again = await other.callTool({ name: 'hold', arguments: { ms: 0 } });
+    const again = await warm.callTool({ name: 'hold', arguments: { ms: 0 } });
     expect(again).toMatchObject({ content: [{ text: 'held 0' }] });
   },
 );

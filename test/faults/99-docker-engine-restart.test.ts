@@ -91,8 +91,8 @@ faultIt(
       const noticedAt = performance.now();
       const noticed = await pollUntil(async () => {
         const { body } = await plane.admin('GET', '/api/pools');
-        const pool = (body.pools as { poolKey: string; total: number }[]).find(
-          (row) => row.poolKey === 'engine/echo',
+        const pool = (body.pools as { server?: string; total: number }[]).find(
+          (row) => row.server === 'engine',
         );
         return pool !== undefined && pool.total === 0;
       }, 20_000);

@@ -60,7 +60,7 @@ describe('SandboxManager on Docker', () => {
     expect(outcomes.map((outcome) => outcome.value)).toEqual(
       Array.from({ length: 20 }, (_, n) => n * 2),
     );
-    const stats = sandbox.stats().find((pool) => pool.poolKey === 'pools/double');
+    const stats = sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/double@'));
     expect(stats?.started).toBe(2);
     expect(new Set(outcomes.map((outcome) => outcome.instanceId)).size).toBeLessThanOrEqual(2);
     expect(Math.max(...outcomes.map((outcome) => outcome.queueMs))).toBeGreaterThan(30);
@@ -74,14 +74,14 @@ describe('SandboxManager on Docker', () => {
     sandbox.configurePool('pools/busy', { minWarm: 1, maxSize: 1 });
     await sandbox.invoke(runtime('pools/busy', 'return 0;'), hooks()); // creates the pool
     await expect
-      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/busy')?.warm, {
+      .poll(() => sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/busy@'))?.warm, {
         timeout: 20_000,
       })
       .toBe(1);
     const busyCode = 'const end = Date.now() + 1500; while (Date.now() < end) {} return "done";';
     const busy = sandbox.invoke(runtime('pools/busy', busyCode), hooks());
     await expect
-      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/busy')?.busy, {
+      .poll(() => sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/busy@'))?.busy, {
         timeout: 15_000,
       })
       .toBe(1);
@@ -127,7 +127,9 @@ describe('SandboxManager on Docker', () => {
       ids.push((await sandbox.invoke(tool, hooks())).instanceId);
     expect(ids[0]).toBe(ids[1]);
     expect(ids[2]).not.toBe(ids[1]);
-    expect(sandbox.stats().find((pool) => pool.poolKey === 'pools/aging')?.retired).toEqual({
+    expect(
+      sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/aging@'))?.retired,
+    ).toEqual({
       'max-invocations': 1,
     });
   });
@@ -228,14 +230,16 @@ describe('SandboxManager on Docker', () => {
       hooks({}, { signal: controller.signal }),
     );
     await expect
-      .poll(() => sandbox.stats().find((pool) => pool.poolKey === 'pools/cancel')?.busy, {
+      .poll(() => sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/cancel@'))?.busy, {
         timeout: 15_000,
       })
       .toBe(1);
     controller.abort();
     const outcome = await running;
     expect(outcome.error).toMatchObject({ code: 'ERR_CANCELLED' });
-    expect(sandbox.stats().find((pool) => pool.poolKey === 'pools/cancel')?.retired).toEqual({
+    expect(
+      sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/cancel@'))?.retired,
+    ).toEqual({
       cancelled: 1,
     });
   });
@@ -274,7 +278,7 @@ describe('SandboxManager on Docker', () => {
     await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);
     const outcome = await sandbox.invoke(runtime('pools/adopter', 'return 7;'), hooks());
     expect(outcome.value).toBe(7);
-    const adopter = sandbox.stats().find((pool) => pool.poolKey === 'pools/adopter');
+    const adopter = sandbox.stats().find((pool) => pool.poolKey.startsWith('pools/adopter@'));
     expect(adopter).toMatchObject({ started: 0, total: 1 });
     await expect.poll(() => sandbox.stats()[0]?.warm, { timeout: 20_000 }).toBe(1);
     const other = await sandbox.invoke(runtime('pools/other', 'return 8;'), hooks());

@@ -54,8 +54,15 @@ function tool(
   };
 }
 
+/** The pool of a unit (`server` or `server/tool`), or the generic pool. */
 function poolStats(sandbox: SandboxManager, key = 'srv/tool') {
-  const stats = sandbox.stats().find((pool) => pool.poolKey === key);
+  const stats = sandbox
+    .stats()
+    .find((pool) =>
+      key === GENERIC_POOL_KEY
+        ? pool.generic
+        : !pool.generic && (pool.tool ? `${pool.server}/${pool.tool}` : pool.server) === key,
+    );
   if (!stats) throw new Error(`no pool ${key}`);
   return stats;
 }
@@ -231,7 +238,7 @@ describe('SandboxManager with a fake driver', () => {
     });
   });
 
-  it('retireTool retires idle containers at once and busy ones on release', async () => {
+  it('toolChanged retires idle containers at once and busy ones on release', async () => {
     const driver = new FakeDriver();
     const sandbox = manager(driver);
     await Promise.all([
@@ -240,7 +247,7 @@ describe('SandboxManager with a fake driver', () => {
     ]);
     const busy = sandbox.invoke(tool('slow:50'), hooks);
     await settle();
-    sandbox.retireTool('srv/tool');
+    sandbox.toolChanged('srv', 'tool');
     expect(poolStats(sandbox)).toMatchObject({ warm: 0, busy: 1 });
     const busyOutcome = await busy;
     expect(busyOutcome.ok).toBe(true);
@@ -267,7 +274,7 @@ describe('SandboxManager with a fake driver', () => {
     expect(() => sandbox.configurePool('k', { minWarm: 1, maxSize: 9 })).toThrow(
       expect.objectContaining({
         code: 'ERR_VALIDATION',
-        message: 'pool k: maxSize 9 is over the limit of 8 containers per pool',
+        message: 'pool k: maxSize 9 is over the cap of 8 containers per pool',
       }),
     );
     expect(() => sandbox.configurePool('k', { minWarm: 3, maxSize: 2 })).toThrow(
@@ -327,28 +334,106 @@ describe('SandboxManager with a fake driver', () => {
     expect((await sandbox.invoke(tool('value:1'), hooks)).ok).toBe(true);
   });
 
-  it('retires idle containers past their TTL and refills to minWarm', async () => {
+  it('retires idle containers above minWarm after the TTL, never below it, and starts none while idle', async () => {
     const driver = new FakeDriver();
     const sandbox = manager(driver, {
       defaults: { minWarm: 1, maxSize: 2, idleTtlMs: 100, limits },
     });
     await sandbox.start();
-    await sandbox.invoke(tool('value:1'), hooks);
+    await Promise.all([
+      sandbox.invoke(tool('slow:30'), hooks),
+      sandbox.invoke(tool('slow:30'), hooks),
+    ]);
+    expect(poolStats(sandbox)).toMatchObject({ total: 2, started: 2 });
     await expect
       .poll(() => poolStats(sandbox).retired['idle-ttl'] ?? 0, { timeout: 2_000 })
-      .toBeGreaterThan(0);
-    await expect.poll(() => poolStats(sandbox).warm, { timeout: 2_000 }).toBe(1);
+      .toBe(1);
+    // Several TTLs later: still the one container kept, nothing started, nothing retired.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(poolStats(sandbox)).toMatchObject({ total: 1, warm: 1, started: 2 });
+    expect(poolStats(sandbox).retired).toEqual({ 'idle-ttl': 1 });
+    expect(driver.instances).toHaveLength(2);
+  });
+
+  it('back-to-back calls reuse the warm container and start no replacement', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { defaults: { minWarm: 1, maxSize: 4, limits } });
+    for (let index = 0; index < 20; index += 1) {
+      expect((await sandbox.invoke(tool(`value:${index}`), hooks)).value).toBe(index);
+    }
+    await settle();
+    expect(driver.instances).toHaveLength(1);
+    expect(poolStats(sandbox)).toMatchObject({ total: 1, started: 1 });
+  });
+
+  it('a burst of short calls queues on the busy container instead of starting more', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { defaults: { minWarm: 1, maxSize: 4, limits } });
+    await sandbox.invoke(tool('value:0'), hooks); // one container, and a duration measured
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, index) => sandbox.invoke(tool(`value:${index}`), hooks)),
+    );
+    expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+    expect(driver.instances).toHaveLength(1);
+  });
+
+  it('tools of one server share its containers; servers never share one', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { defaults: { minWarm: 1, maxSize: 2, limits } });
+    const shared = (server: string, name: string) =>
+      tool('value:1', { poolKey: `${server}/${name}`, isolation: 'server' });
+    const a1 = await sandbox.invoke(shared('a', 'one'), hooks);
+    const a2 = await sandbox.invoke(shared('a', 'two'), hooks);
+    const b1 = await sandbox.invoke(shared('b', 'one'), hooks);
+    expect(a2.instanceId).toBe(a1.instanceId);
+    expect(b1.instanceId).not.toBe(a1.instanceId);
+    // A tool whose limits differ from its server's gets a pool of that shape.
+    const big = await sandbox.invoke(
+      tool('value:1', {
+        poolKey: 'a/big',
+        isolation: 'server',
+        limits: { ...limits, memoryMb: 256 },
+      }),
+      hooks,
+    );
+    expect(big.instanceId).not.toBe(a1.instanceId);
+    expect(sandbox.serverStats().map((server) => [server.server, server.containers.total])).toEqual(
+      [
+        ['a', 2],
+        ['b', 1],
+      ],
+    );
   });
 
   it('keeps the global cap by evicting the longest-idle container of another pool', async () => {
     const driver = new FakeDriver();
     const sandbox = manager(driver, { caps: { maxSizePerPool: 2, maxTotal: 2 } });
-    await sandbox.invoke(tool('value:1', { poolKey: 'a' }), hooks);
-    await sandbox.invoke(tool('value:1', { poolKey: 'b' }), hooks);
-    await sandbox.invoke(tool('value:1', { poolKey: 'c' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'a/tool' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'b/tool' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'c/tool' }), hooks);
     const total = sandbox.stats().reduce((sum, pool) => sum + pool.total, 0);
     expect(total).toBe(2);
-    expect(poolStats(sandbox, 'a').retired).toEqual({ evicted: 1 });
+    expect(poolStats(sandbox, 'a/tool').retired).toEqual({ evicted: 1 });
+  });
+
+  it('a server at its ceiling makes room from its own idle containers, never from others', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 1, maxSize: 2, limits },
+      caps: { maxSizePerPool: 2, maxTotal: 4, serverShare: 0.5 },
+    });
+    await sandbox.invoke(tool('value:1', { poolKey: 'other/tool' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'a/one' }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'a/two' }), hooks);
+    // 'a' holds its ceiling (2 of 4): a third tool of it evicts a's longest-idle container.
+    const third = await sandbox.invoke(tool('value:3', { poolKey: 'a/three' }), hooks);
+    expect(third.value).toBe(3);
+    expect(poolStats(sandbox, 'a/one').retired).toEqual({ evicted: 1 });
+    expect(poolStats(sandbox, 'other/tool')).toMatchObject({ total: 1, retired: {} });
+    expect(sandbox.serverStats().find((entry) => entry.server === 'a')).toMatchObject({
+      containers: { total: 2 },
+      evictions: { lastMinute: 1 },
+    });
   });
 
   it('keeps logs up to the budget with one notice, and forwards them live', async () => {

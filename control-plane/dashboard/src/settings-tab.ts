@@ -8,6 +8,7 @@
 import { api, ApiError, segment } from './api.js';
 import { announce, h, prettyJson, replaceChildren } from './dom.js';
 import { activeLabel, modeLabel } from './server-page.js';
+import { createTenancyForm } from './tenancy-form.js';
 import type { ServerInfo } from './types.js';
 
 /** Renders the settings form of `server` into `panel`. */
@@ -99,7 +100,8 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
     saved,
     h('button', { type: 'submit', class: 'primary' }, 'Save settings'),
   );
-  replaceChildren(panel, form, oauthPanel);
+  const tenancy = createTenancyForm(server, (updated) => Object.assign(server, updated));
+  replaceChildren(panel, form, oauthPanel, tenancy);
 }
 
 /** The refusal, with the missing metadata fields listed when the control plane names them. */

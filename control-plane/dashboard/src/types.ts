@@ -3,21 +3,13 @@
  * has the type, it is imported as a type only (erased from the bundle, so no
  * server code reaches the browser); the rest mirror the API's answers.
  */
-import type { PoolStats } from '../../sandbox/pool/warm-pool.js';
+import type { ServerView } from '../../admin/server-view.js';
+import type { BudgetStats, ServerPoolStats } from '../../sandbox/sandbox-manager.js';
+import type { PoolStats } from '../../sandbox/pool/pool-contract.js';
 import type { InvocationRecord } from '../../store/records.js';
 
-/** A hosted server as `GET /api/servers` lists it. */
-export interface ServerInfo {
-  subdomain: string;
-  name: string;
-  address: string;
-  mcpUrl: string;
-  active: boolean;
-  securityMode: 'none' | 'oauth2';
-  oauthServerUrl: string | null;
-  oauthRequiredScopes: string[];
-  oauth: { issuer: string; protectedResourceMetadataUrl: string; resource: string } | null;
-  toolCount: number;
+/** A hosted server as `GET /api/servers` lists it (the control plane's own view). */
+export interface ServerInfo extends ServerView {
   warnings?: string[];
 }
 
@@ -73,6 +65,8 @@ export type PoolInfo = PoolStats;
 
 /** `GET /api/pools`. */
 export interface PoolsAnswer {
+  budget: BudgetStats;
+  servers: ServerPoolStats[];
   pools: PoolInfo[];
   defaults: { minWarm: number; maxSize: number; maxSizeCap: number };
 }

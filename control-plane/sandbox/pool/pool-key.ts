@@ -35,13 +35,22 @@ export function poolIdentityOf(runtime: ToolRuntime): PoolIdentity {
   const { memoryMb, cpus, pids } = runtime.limits;
   const shape: ContainerShape = { memoryMb, cpus, pids, runtime: runtime.runtime };
   const ownPool = runtime.strict || runtime.isolation === 'tool';
-  const unit = ownPool ? `${runtime.server}/${runtime.tool}` : runtime.server;
+  const unit = poolUnitOf(runtime.server, ownPool ? runtime.tool : undefined);
   return {
     key: `${unit}@${shapeLabel(shape)}`,
     server: runtime.server,
     ...(ownPool ? { tool: runtime.tool } : {}),
     shape,
   };
+}
+
+/**
+ * The unit an admin sizes: a server (`"acme"`: its shared pools, whatever
+ * their shape) or one tool with containers of its own (`"acme/report"`).
+ * An empty or absent tool name means the server.
+ */
+export function poolUnitOf(server: string, tool?: string): string {
+  return tool ? `${server}/${tool}` : server;
 }
 
 /** `128m-0.5c-64p-runc`: the shape as it appears in pool keys. */

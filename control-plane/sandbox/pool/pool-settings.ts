@@ -13,9 +13,11 @@ export interface PoolDefaults {
   minWarm?: number;
   /** Containers (idle + busy + warming) per tool pool; default 4. */
   maxSize?: number;
-  /** Invocations one container serves before it is retired; default 100. */
+  /** Invocations one container serves before it is retired (a safety net); default 100 000. */
   maxInvocationsPerContainer?: number;
-  /** An idle container older than this is retired (and replaced up to minWarm), in ms; default 600 000. */
+  /** Share of the V8 heap limit that, still in use after 3 invocations in a row, retires a container; default 0.5. */
+  heapRetireShare?: number;
+  /** A container above minWarm idle this long is retired, in ms; default 300 000. */
   idleTtlMs?: number;
   /** Callers that may wait for a busy pool, beyond those a starting container will serve; default 100. */
   maxQueue?: number;
@@ -34,8 +36,9 @@ export interface PoolDefaults {
 const PoolDefaultsSchema = z.object({
   minWarm: z.number().int().min(0).default(1),
   maxSize: z.number().int().min(1).default(4),
-  maxInvocationsPerContainer: z.number().int().min(1).default(100),
-  idleTtlMs: z.number().int().positive().default(600_000),
+  maxInvocationsPerContainer: z.number().int().min(1).default(100_000),
+  heapRetireShare: z.number().positive().max(1).default(0.5),
+  idleTtlMs: z.number().int().positive().default(300_000),
   maxQueue: z.number().int().min(0).default(100),
   queueTimeoutMs: z.number().int().min(0).default(30_000),
   startupTimeoutMs: z.number().int().positive().default(15_000),
@@ -57,6 +60,8 @@ export interface PoolCaps {
   maxSizePerPool: number;
   /** Largest number of containers across all pools. */
   maxTotal: number;
+  /** Largest share of `maxTotal` one server may hold unless an admin sets its maximum; default 0.5. */
+  serverShare?: number;
 }
 
 /** The part of a pool an admin resizes. */
@@ -103,7 +108,7 @@ export function validatePoolSize(key: string, settings: unknown, caps: PoolCaps)
   if (maxSize > caps.maxSizePerPool) {
     throw new McphostError(
       'ERR_VALIDATION',
-      `pool ${key}: maxSize ${maxSize} is over the limit of ${caps.maxSizePerPool} containers per pool`,
+      `pool ${key}: maxSize ${maxSize} is over the cap of ${caps.maxSizePerPool} containers per pool`,
     );
   }
   if (minWarm > maxSize) {

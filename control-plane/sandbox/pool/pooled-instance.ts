@@ -12,6 +12,7 @@ export type InstanceState = 'warming' | 'idle' | 'leased' | 'retired';
 export type RetireReason =
   | 'strict'
   | 'max-invocations'
+  | 'heap'
   | 'idle-ttl'
   | 'timeout'
   | 'memory'
@@ -25,7 +26,26 @@ export type RetireReason =
   | 'drained'
   | 'resized'
   | 'evicted'
+  | 'unneeded'
   | 'closed';
+
+/** Retire reason for a connection fault code. */
+export function retireReasonFor(code: string): RetireReason {
+  switch (code) {
+    case 'ERR_TOOL_TIMEOUT':
+      return 'timeout';
+    case 'ERR_TOOL_MEMORY':
+      return 'memory';
+    case 'ERR_CONTAINER_CRASHED':
+      return 'crash';
+    case 'ERR_PROTOCOL':
+      return 'protocol';
+    case 'ERR_CANCELLED':
+      return 'cancelled';
+    default:
+      return 'faulted';
+  }
+}
 
 const ALLOWED: Record<InstanceState, readonly InstanceState[]> = {
   warming: ['idle', 'retired'],
@@ -43,12 +63,16 @@ export class PooledInstance {
   #state: InstanceState = 'warming';
   /** The stdio conversation, once the driver has started the container. */
   connection: RunnerConnection | undefined;
-  /** Tool this container serves for good; undefined while in the generic pool. */
+  /** Pool this container serves for good; undefined while in the generic pool. */
   boundTo: string | undefined;
   /** Pool generation it was started under; an older one is retired on release. */
   generation: number;
   /** Finished invocations. */
   invocations = 0;
+  /** Invocations in a row after which the heap stayed above the pool's retire share. */
+  highHeapStreak = 0;
+  /** True from the moment the driver is asked to start it until it is ready or failed. */
+  starting = false;
   /** When it last became idle, in ms of the pool's clock. */
   idleSince = 0;
   retireReason: RetireReason | undefined;

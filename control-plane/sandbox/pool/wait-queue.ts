@@ -2,9 +2,12 @@
  * A bounded FIFO of callers waiting for a container. Each waiter gives up on
  * its own after the wait limit or when its signal aborts; nobody hangs.
  */
-import { McphostError } from '../../errors.js';
+import type { McphostError } from '../../errors.js';
+import { cancelled } from '../sandbox-errors.js';
 
 interface Waiter<T> {
+  /** When it started waiting, in ms of the clock given to `wait`. */
+  since: number;
   resolve(value: T): void;
   reject(error: McphostError): void;
   cleanup(): void;
@@ -14,14 +17,27 @@ interface Waiter<T> {
 export class WaitQueue<T> {
   readonly #waiters: Waiter<T>[] = [];
 
+  readonly #now: () => number;
+
+  /** `now`: milliseconds clock for `oldestSince`; default `Date.now`. */
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
   get length(): number {
     return this.#waiters.length;
+  }
+
+  /** When the oldest waiter started waiting; undefined when nobody waits. */
+  oldestSince(): number | undefined {
+    return this.#waiters[0]?.since;
   }
 
   /** Waits for `serve`; rejects with `onTimeout()` after `timeoutMs` ms, or ERR_CANCELLED on abort. */
   wait(timeoutMs: number, onTimeout: () => McphostError, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter<T> = {
+        since: this.#now(),
         resolve,
         reject,
         cleanup: () => {
@@ -36,8 +52,7 @@ export class WaitQueue<T> {
         waiter.cleanup();
         reject(error);
       };
-      const onAbort = (): void =>
-        leave(new McphostError('ERR_CANCELLED', 'the invocation was cancelled'));
+      const onAbort = (): void => leave(cancelled());
       const timer = setTimeout(() => leave(onTimeout()), timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.push(waiter);

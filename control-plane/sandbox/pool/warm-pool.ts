@@ -1,129 +1,87 @@
 /**
- * The containers of one pool key: ready ones wait idle, callers lease one,
- * run one invocation and release it in `finally`. The pool starts containers
- * on demand up to `maxSize`, keeps `minWarm` idle ones in the background, and
- * makes callers wait in a bounded FIFO that fails with ERR_NO_CAPACITY rather
- * than hang. Whatever the manager decides about sharing (global cap, generic
- * donation, driver health) comes in through `PoolContext`.
+ * The containers of one pool: one server's (or, under `isolation: "tool"`
+ * and for strict tools, one tool's) containers of one shape. Callers lease a
+ * ready container, run one invocation and release it in `finally`.
+ *
+ * The steady state is quiet by construction:
+ * - `minWarm` is the number of containers the pool keeps (idle or busy), not
+ *   the number kept idle: a caller leasing the one warm container does not
+ *   start a replacement, so back-to-back calls start nothing.
+ * - The idle TTL only retires containers above `minWarm`, and a refill only
+ *   starts containers below it: an idle system starts nothing.
+ * - A caller that must wait starts a container only when that would serve it
+ *   sooner than a busy one frees up (a burst of short calls queues on one
+ *   container instead of starting four).
+ * Budget, fair share, start concurrency and the generic pool are the
+ * manager's business and come in through `PoolContext`.
  */
 import { McphostError } from '../../errors.js';
-import type { SandboxDriver, SandboxSpec } from '../driver.js';
+import type { SandboxSpec } from '../driver.js';
+import { asUnavailable, cancelled, noCapacity, shuttingDown } from '../sandbox-errors.js';
+import { heapLimitMb } from '../image/harness-command.js';
 import { RunnerConnection } from '../runner-connection.js';
+import type { PoolContext, PoolIdentityInput, PoolStats } from './pool-contract.js';
+import { poolUnitOf, shapeLabel, type ContainerShape } from './pool-key.js';
 import { PooledInstance, type RetireReason } from './pooled-instance.js';
-import type { PoolSize, ResolvedPoolDefaults } from './pool-settings.js';
+import type { PoolSize } from './pool-settings.js';
+import type { StartPurpose } from './start-queue.js';
 import { WaitQueue } from './wait-queue.js';
 
-/** What a pool needs from the manager that owns it. */
-export interface PoolContext {
-  driver: SandboxDriver;
-  defaults: ResolvedPoolDefaults;
-  now(): number;
-  /** True when one more container may start (global cap; may evict another pool's idle one). */
-  reserveSlot(pool: WarmPool): boolean;
-  /** An idle generic container this pool may adopt for good, if the manager allows it. */
-  borrowGeneric(pool: WarmPool): PooledInstance | undefined;
-  /** Whether the driver is believed to work; when not, leases fail fast. */
-  driverHealthy(): boolean;
-  /** Outcome of each container start (an error means the driver or image is in trouble). */
-  reportStart(error?: McphostError): void;
-  /** A container left this pool: pools blocked on the global cap may start one now. */
-  onSlotFreed(): void;
-}
-
-/** The shape of the containers a pool runs. */
-export interface ContainerShape {
-  memoryMb: number;
-  cpus: number;
-  pids: number;
-}
-
-/** What `stats()` reports for one pool. */
-export interface PoolStats {
-  poolKey: string;
-  /** True for the small pool of unbound containers tools adopt. */
-  generic: boolean;
-  /** Idle, ready containers. */
-  warm: number;
-  /** Leased containers running an invocation. */
-  busy: number;
-  /** Containers still starting. */
-  warming: number;
-  /** warm + busy + warming. */
-  total: number;
-  /** Callers waiting for a container. */
-  queued: number;
-  minWarm: number;
-  maxSize: number;
-  strict: boolean;
-  /** Containers started since the pool was created. */
-  started: number;
-  /** Containers retired, by reason. */
-  retired: Partial<Record<RetireReason, number>>;
-  /** Last start or runner failure, for operators. */
-  lastError?: string;
-}
-
-/** Retire reason for a connection fault code. */
-export function retireReasonFor(code: string): RetireReason {
-  switch (code) {
-    case 'ERR_TOOL_TIMEOUT':
-      return 'timeout';
-    case 'ERR_TOOL_MEMORY':
-      return 'memory';
-    case 'ERR_CONTAINER_CRASHED':
-      return 'crash';
-    case 'ERR_PROTOCOL':
-      return 'protocol';
-    case 'ERR_CANCELLED':
-      return 'cancelled';
-    default:
-      return 'faulted';
-  }
-}
-
-/** One pool key's containers. */
 /** Containers dying before `ready` in a row before the pool reports the sandbox unavailable. */
 const MAX_DEATHS_WHILE_WARMING = 3;
+/** Invocations in a row whose heap stays above the share before the container is retired. */
+const HIGH_HEAP_STREAK = 3;
+/** Weight of the newest sample in the invocation-duration average. */
+const DURATION_EWMA_WEIGHT = 0.2;
 
+/** One pool's containers. */
 export class WarmPool {
-  /** Containers in a row that died before `ready`; reset by one that comes up. */
-  #deathsWhileWarming = 0;
   readonly key: string;
+  /** What operators size and read in messages: `server`, `server/tool`, or the generic key. */
+  readonly unit: string;
+  readonly server: string | undefined;
+  readonly tool: string | undefined;
+  readonly shape: ContainerShape;
   readonly generic: boolean;
   readonly #context: PoolContext;
   readonly #instances = new Set<PooledInstance>();
-  readonly #queue = new WaitQueue<PooledInstance>();
+  readonly #queue: WaitQueue<PooledInstance>;
   readonly #retired: Partial<Record<RetireReason, number>> = {};
+  readonly #heapRetireBytes: number;
   #size: PoolSize;
-  #shape: ContainerShape;
   #strict = false;
-  /** Bumped by retireTool/drain: containers of an older generation never serve again. */
+  /** Bumped by retireAll: containers of an older generation never serve again. */
   #generation = 0;
-  /** No background refill until the next lease (after drain/retireTool). */
+  /** No background refill until the next lease (after drain, a tool or server change). */
   #dormant = false;
   #closed = false;
   #started = 0;
+  #deathsWhileWarming = 0;
   #lastError: string | undefined;
+  /** Average invocation time, in ms; undefined until the first one finishes. */
+  #durationMs: number | undefined;
+  #growTimer: NodeJS.Timeout | undefined;
+  /** Generic containers starting elsewhere that are promised to this pool's waiters. */
+  #promisedGeneric = 0;
+  /** When the pool last leased a container: idle pools above minWarm shrink first. */
+  lastLeasedAt = 0;
 
-  constructor(
-    key: string,
-    generic: boolean,
-    size: PoolSize,
-    shape: ContainerShape,
-    context: PoolContext,
-  ) {
-    this.key = key;
-    this.generic = generic;
+  constructor(identity: PoolIdentityInput, size: PoolSize, context: PoolContext) {
+    this.key = identity.key;
+    this.unit =
+      identity.server === undefined ? identity.key : poolUnitOf(identity.server, identity.tool);
+    this.server = identity.server;
+    this.tool = identity.tool;
+    this.shape = identity.shape;
+    this.generic = identity.server === undefined;
     this.#size = size;
-    this.#shape = shape;
     this.#context = context;
+    this.#queue = new WaitQueue<PooledInstance>(context.now);
+    const share = context.defaults.heapRetireShare;
+    this.#heapRetireBytes = share * heapLimitMb(identity.shape.memoryMb) * 1024 * 1024;
   }
 
-  get shape(): ContainerShape {
-    return this.#shape;
-  }
-
-  /** Containers counted against the caps (warming, idle, leased). */
+  /** Containers counted against the budget (waiting to start, warming, idle, leased). */
   get total(): number {
     return this.#instances.size;
   }
@@ -133,33 +91,39 @@ export class WarmPool {
     return this.#queue.length;
   }
 
-  /** Adopts the runtime's strictness and container shape; a new shape retires the old containers. */
-  update(shape: ContainerShape, strict: boolean): void {
+  /** Idle, ready containers. */
+  get idle(): number {
+    return this.#count('idle');
+  }
+
+  /** The pool's current size settings. */
+  get size(): PoolSize {
+    return this.#size;
+  }
+
+  /** Adopts the tool's strictness (single-use containers). */
+  setStrict(strict: boolean): void {
     this.#strict = strict;
-    const same =
-      shape.memoryMb === this.#shape.memoryMb &&
-      shape.cpus === this.#shape.cpus &&
-      shape.pids === this.#shape.pids;
-    if (same) return;
-    this.#shape = shape;
-    this.retireAll('retired-tool', false);
   }
 
   /** A leased container, now or after a wait; ERR_NO_CAPACITY, ERR_SANDBOX_UNAVAILABLE or ERR_CANCELLED otherwise. */
   lease(signal?: AbortSignal): Promise<PooledInstance> {
     if (this.#closed) return Promise.reject(shuttingDown());
-    if (signal?.aborted)
-      return Promise.reject(new McphostError('ERR_CANCELLED', 'the invocation was cancelled'));
+    if (signal?.aborted) return Promise.reject(cancelled());
     this.#dormant = false;
+    this.lastLeasedAt = this.#context.now();
     const idle = this.#longestIdle();
     if (idle) {
       idle.transition('leased');
+      this.#context.recordLeaseWait(this, 0);
       return Promise.resolve(idle);
     }
+    this.#context.record(this, 'miss');
     const adopted = this.total < this.#size.maxSize ? this.#context.borrowGeneric(this) : undefined;
     if (adopted) {
       this.#adopt(adopted);
       adopted.transition('leased');
+      this.#context.recordLeaseWait(this, 0);
       return Promise.resolve(adopted);
     }
     if (!this.#context.driverHealthy()) {
@@ -171,18 +135,23 @@ export class WarmPool {
     if (this.total >= maxSize && uncovered >= maxQueue) {
       return Promise.reject(
         noCapacity(
-          this.key,
+          this.unit,
           this.#count('leased'),
           maxSize,
           `${this.#queue.length} callers already waiting`,
         ),
       );
     }
+    const queuedAt = this.#context.now();
+    // A generic container already starting serves this caller sooner than a start of its own.
+    if (this.total + this.#promisedGeneric < maxSize && this.#context.promiseGeneric(this)) {
+      this.#promisedGeneric += 1;
+    }
     const waiting = this.#queue.wait(
       queueTimeoutMs,
       () =>
         noCapacity(
-          this.key,
+          this.unit,
           this.#count('leased'),
           maxSize,
           `the wait of ${queueTimeoutMs} ms ran out`,
@@ -190,28 +159,41 @@ export class WarmPool {
       signal,
     );
     this.#grow();
-    return waiting;
+    return waiting.then((instance) => {
+      this.#context.recordLeaseWait(this, this.#context.now() - queuedAt);
+      return instance;
+    });
   }
 
-  /** Returns a leased container; `reason` (or strictness, age, a newer generation) retires it instead. */
-  release(instance: PooledInstance, reason?: RetireReason): void {
-    if (instance.state === 'retired') return; // retired under its lease (close, eviction)
+  /** Returns a leased container; `reason` (or strictness, age, heap, a newer generation) retires it instead. */
+  release(instance: PooledInstance, reason?: RetireReason, durationMs?: number): void {
+    if (durationMs !== undefined) {
+      this.#durationMs =
+        this.#durationMs === undefined
+          ? durationMs
+          : this.#durationMs + DURATION_EWMA_WEIGHT * (durationMs - this.#durationMs);
+    }
+    if (instance.state === 'retired') return; // retired under its lease (close)
     if (instance.state !== 'leased') throw new Error(`release of a ${instance.state} container`);
     instance.invocations += 1;
+    const heap = instance.connection?.heapUsedBytes ?? 0;
+    instance.highHeapStreak = heap > this.#heapRetireBytes ? instance.highHeapStreak + 1 : 0;
     const why =
       reason ??
       (this.#strict ? 'strict' : undefined) ??
       (instance.invocations >= this.#context.defaults.maxInvocationsPerContainer
         ? 'max-invocations'
         : undefined) ??
+      (instance.highHeapStreak >= HIGH_HEAP_STREAK ? 'heap' : undefined) ??
       (instance.generation !== this.#generation ? 'retired-tool' : undefined) ??
       (this.#dormant ? 'drained' : undefined) ??
       (instance.connection?.usable ? undefined : 'faulted') ??
       (this.total > this.#size.maxSize ? 'resized' : undefined);
     if (why) {
       this.#retire(instance, why);
-      this.refill();
+      // A single-use or recycled container is replaced for the callers waiting, or up to minWarm.
       this.#grow();
+      this.refill();
       return;
     }
     instance.transition('idle');
@@ -230,7 +212,7 @@ export class WarmPool {
     this.#grow();
   }
 
-  /** Applies an admin's resize (already validated against the caps). */
+  /** Applies a new size (already validated against the caps). */
   configure(size: PoolSize): void {
     this.#size = size;
     for (const instance of this.#idleOldestFirst()) {
@@ -241,29 +223,46 @@ export class WarmPool {
     this.#grow();
   }
 
-  /** Retires containers idle for longer than the TTL; refill replaces them up to minWarm. */
+  /** Retires containers above minWarm that have been idle for the TTL; never goes below minWarm. */
   sweep(now: number): void {
+    let surplus = this.total - this.#size.minWarm;
     for (const instance of this.#idleOldestFirst()) {
-      if (now - instance.idleSince >= this.#context.defaults.idleTtlMs)
-        this.#retire(instance, 'idle-ttl');
+      if (surplus <= 0) break;
+      if (now - instance.idleSince < this.#context.defaults.idleTtlMs) break;
+      this.#retire(instance, 'idle-ttl');
+      surplus -= 1;
     }
-    this.refill();
   }
 
-  /** Starts containers until minWarm are idle or warming (bounded by maxSize and the global cap). */
+  /** Starts containers until the pool holds minWarm (within maxSize and free budget; never evicts). */
   refill(): void {
     if (this.#dormant || this.#closed) return;
     while (
-      this.#count('idle') + this.#count('warming') < this.#size.minWarm &&
+      this.total < this.#size.minWarm &&
       this.total < this.#size.maxSize &&
-      this.#context.reserveSlot(this)
+      this.#context.reserveSlot(this, 'refill')
     ) {
-      this.#startContainer();
+      this.#startContainer('refill');
     }
   }
 
-  /** Starts containers for waiters a warming container will not serve. */
+  /** Starts containers for waiters that no busy or starting container will serve soon enough. */
   grow(): void {
+    this.#grow();
+  }
+
+  /** Adopts the generic container promised to this pool and serves the oldest waiter with it. */
+  receiveGeneric(instance: PooledInstance): void {
+    this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
+    this.#adopt(instance);
+    if (this.#closed) return this.#retire(instance, 'closed');
+    instance.idleSince = this.#context.now();
+    this.#serveWaiters();
+  }
+
+  /** A promised generic container will not come: start one of our own if callers still wait. */
+  genericPromiseBroken(): void {
+    this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
     this.#grow();
   }
 
@@ -276,11 +275,12 @@ export class WarmPool {
     return idle;
   }
 
-  /** Retires the oldest idle container to make room elsewhere; false when none is idle. */
+  /** Retires the longest-idle container to make room elsewhere; false when none is idle. */
   evictOne(): boolean {
     const [oldest] = this.#idleOldestFirst();
     if (!oldest) return false;
     this.#retire(oldest, 'evicted');
+    this.#context.record(this, 'eviction');
     return true;
   }
 
@@ -292,18 +292,29 @@ export class WarmPool {
   /** Fails waiters and kills every container, leased ones included. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#growTimer);
     this.#queue.failAll(shuttingDown());
     const connections = [...this.#instances].map((instance) => instance.connection);
     for (const instance of [...this.#instances]) this.#retire(instance, 'closed');
     await Promise.all(connections.map((connection) => connection?.close()));
   }
 
+  /** Counts by state, for the manager's per-server figures. */
+  counts(): { warm: number; busy: number; warming: number } {
+    return {
+      warm: this.#count('idle'),
+      busy: this.#count('leased'),
+      warming: this.#count('warming'),
+    };
+  }
+
   stats(): PoolStats {
-    const warm = this.#count('idle');
-    const busy = this.#count('leased');
-    const warming = this.#count('warming');
+    const { warm, busy, warming } = this.counts();
     return {
       poolKey: this.key,
+      ...(this.server === undefined ? {} : { server: this.server }),
+      ...(this.tool === undefined ? {} : { tool: this.tool }),
+      shape: shapeLabel(this.shape),
       generic: this.generic,
       warm,
       busy,
@@ -327,12 +338,44 @@ export class WarmPool {
   #grow(): void {
     if (this.#closed) return;
     while (
-      this.#queue.length > this.#count('warming') &&
-      this.total < this.#size.maxSize &&
-      this.#context.reserveSlot(this)
+      this.#queue.length > this.#count('warming') + this.#promisedGeneric &&
+      this.total < this.#size.maxSize
     ) {
-      this.#startContainer();
+      if (!this.#worthStarting()) {
+        this.#checkGrowthLater();
+        return;
+      }
+      if (!this.#context.reserveSlot(this, 'demand')) return;
+      this.#startContainer('demand');
     }
+  }
+
+  /**
+   * Whether a new container would serve the oldest uncovered waiter sooner
+   * than a busy one: always when nothing is busy, when the wait already
+   * lasted a start's time, or when the pool's calls are known to be slow.
+   */
+  #worthStarting(): boolean {
+    const busy = this.#count('leased');
+    if (busy === 0) return true;
+    const startMs = this.#context.startEstimateMs();
+    const since = this.#queue.oldestSince();
+    if (since !== undefined && this.#context.now() - since >= startMs) return true;
+    if (this.#durationMs === undefined) return false;
+    const uncovered = this.#queue.length - this.#count('warming');
+    return this.#durationMs * Math.ceil(uncovered / busy) >= startMs;
+  }
+
+  /** Looks again once the oldest waiter has waited a start's time. */
+  #checkGrowthLater(): void {
+    if (this.#growTimer) return;
+    const since = this.#queue.oldestSince() ?? this.#context.now();
+    const delay = Math.max(1, since + this.#context.startEstimateMs() - this.#context.now());
+    this.#growTimer = setTimeout(() => {
+      this.#growTimer = undefined;
+      this.#grow();
+    }, delay);
+    this.#growTimer.unref();
   }
 
   #adopt(instance: PooledInstance): void {
@@ -342,16 +385,52 @@ export class WarmPool {
     instance.connection?.onBroken((error) => this.#onBroken(instance, error));
   }
 
-  #startContainer(): void {
+  /** Reserves a place for a new container and queues its start behind the start limit. */
+  #startContainer(purpose: StartPurpose): void {
     const instance = new PooledInstance(this.#generation, this.generic ? undefined : this.key);
     this.#instances.add(instance);
-    this.#started += 1;
-    const spec: SandboxSpec = { labels: { 'mcphost.pool': this.key }, ...this.#shape };
-    void this.#bringUp(instance, spec);
+    this.#context.starts.enqueue({
+      purpose,
+      stillNeeded: () => instance.state === 'warming' && this.#stillNeeded(),
+      run: () => this.#bringUp(instance),
+      drop: () => this.#forget(instance),
+    });
   }
 
-  async #bringUp(instance: PooledInstance, spec: SandboxSpec): Promise<void> {
+  /** A queued start is still useful: callers wait that starting containers won't serve, or minWarm is unmet. */
+  #stillNeeded(): boolean {
+    if (this.#closed) return false;
+    let starting = 0;
+    for (const instance of this.#instances) if (instance.starting) starting += 1;
+    const serving = this.#count('idle') + this.#count('leased') + starting;
+    return (
+      this.#queue.length > starting + this.#promisedGeneric ||
+      (!this.#dormant && serving < this.#size.minWarm)
+    );
+  }
+
+  /** Removes a container that was never started (its queued start was dropped). */
+  #forget(instance: PooledInstance): void {
+    if (!this.#instances.delete(instance)) return;
+    if (instance.state !== 'retired') instance.transition('retired');
+    instance.retireReason = 'unneeded';
+    this.#context.onSlotFreed();
+    this.#context.containerLost(this);
+  }
+
+  async #bringUp(instance: PooledInstance): Promise<void> {
     const { defaults } = this.#context;
+    const spec: SandboxSpec = {
+      labels: { 'mcphost.pool': this.key },
+      memoryMb: this.shape.memoryMb,
+      cpus: this.shape.cpus,
+      pids: this.shape.pids,
+      runtime: this.shape.runtime,
+    };
+    instance.starting = true;
+    this.#started += 1;
+    this.#context.record(this, 'start');
+    const startedAt = this.#context.now();
     let created = false;
     try {
       const sandbox = await this.#context.driver.start(spec);
@@ -367,6 +446,7 @@ export class WarmPool {
       connection.onBroken((error) => this.#onBroken(instance, error));
       await connection.ready;
     } catch (error) {
+      instance.starting = false;
       // Retired on purpose while warming (tool saved, drained, closed): not a failure.
       if (instance.retireReason !== undefined && instance.retireReason !== 'start-failed') return;
       const failure = asUnavailable(error);
@@ -383,8 +463,9 @@ export class WarmPool {
       this.#queue.failOldest(failure);
       return;
     }
+    instance.starting = false;
     this.#deathsWhileWarming = 0;
-    this.#context.reportStart();
+    this.#context.reportStart(undefined, this.#context.now() - startedAt);
     if (instance.retireReason !== undefined) return; // retired while warming (drain, close)
     if (instance.generation !== this.#generation) {
       this.#retire(instance, 'retired-tool');
@@ -394,6 +475,7 @@ export class WarmPool {
     instance.transition('idle');
     instance.idleSince = this.#context.now();
     this.#serveWaiters();
+    this.#context.containerReady(this);
   }
 
   #onBroken(instance: PooledInstance, error: McphostError): void {
@@ -411,16 +493,20 @@ export class WarmPool {
       idle.transition('leased');
       if (!this.#queue.serve(idle)) idle.transition('idle');
     }
+    clearTimeout(this.#growTimer);
+    this.#growTimer = undefined;
   }
 
   #retire(instance: PooledInstance, reason: RetireReason): void {
     if (instance.state === 'retired') return;
+    const wasWarming = instance.state === 'warming';
     instance.transition('retired');
     instance.retireReason = reason;
     this.#instances.delete(instance);
     this.#retired[reason] = (this.#retired[reason] ?? 0) + 1;
     void instance.connection?.close();
     this.#context.onSlotFreed();
+    if (wasWarming) this.#context.containerLost(this);
   }
 
   /**
@@ -447,26 +533,4 @@ export class WarmPool {
     for (const instance of this.#instances) if (instance.state === state) count += 1;
     return count;
   }
-}
-
-function noCapacity(key: string, busy: number, maxSize: number, why: string): McphostError {
-  return new McphostError(
-    'ERR_NO_CAPACITY',
-    `no capacity: pool ${key} has ${busy} of ${maxSize} containers busy and ${why}`,
-  );
-}
-
-function shuttingDown(): McphostError {
-  return new McphostError('ERR_SHUTTING_DOWN', 'the sandbox manager is shutting down');
-}
-
-function asUnavailable(error: unknown): McphostError {
-  if (error instanceof McphostError && error.code === 'ERR_SANDBOX_UNAVAILABLE') return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const text = message.startsWith('sandbox unavailable')
-    ? message
-    : `sandbox unavailable: ${message}`;
-  return new McphostError('ERR_SANDBOX_UNAVAILABLE', text, {
-    cause: error,
-  });
 }

@@ -8,6 +8,7 @@ import type { StoreDialectName } from '../store-dialect.js';
 import { initialSchemaMigration } from './0001-initial.js';
 import { serverLimitsMigration } from './0002-server-limits.js';
 import { serverTenancyMigration } from './0003-server-tenancy.js';
+import { replicasMigration } from './0004-replicas.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -17,6 +18,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0001-initial': initialSchemaMigration(dialect),
         '0002-server-limits': serverLimitsMigration,
         '0003-server-tenancy': serverTenancyMigration,
+        '0004-replicas': replicasMigration,
       };
     },
   };

@@ -1,0 +1,75 @@
+/**
+ * An MCP client made of raw HTTP requests on one undici agent: what every MCP
+ * client does (initialize, initialized, tools/call), without an SDK's own
+ * costs in the figures. Shared by the benchmarks so only the server differs.
+ */
+import { Agent, request } from 'undici';
+
+/** One client for everything measured, so only the server side differs. */
+export const benchAgent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
+
+/** An MCP session opened with raw requests (what every MCP client does first). */
+export class RawMcpSession {
+  #id = '';
+  #next = 1;
+  constructor(
+    private readonly url: string,
+    private readonly host: string,
+  ) {}
+
+  async #post(body: object): Promise<{ status: number; text: string; session?: string }> {
+    const response = await request(this.url, {
+      method: 'POST',
+      dispatcher: benchAgent,
+      headers: {
+        host: this.host,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+        ...(this.#id ? { 'mcp-session-id': this.#id } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    const session = response.headers['mcp-session-id'];
+    return {
+      status: response.statusCode,
+      text,
+      session: typeof session === 'string' ? session : undefined,
+    };
+  }
+
+  async open(): Promise<void> {
+    const init = await this.#post({
+      jsonrpc: '2.0',
+      id: this.#next++,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    });
+    if (init.status !== 200 || !init.session)
+      throw new Error(`initialize failed: ${init.status} ${init.text}`);
+    this.#id = init.session;
+    await this.#post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  /** One tools/call; throws unless the tool answered without error. */
+  async call(name: string): Promise<void> {
+    const answer = await this.#post({
+      jsonrpc: '2.0',
+      id: this.#next++,
+      method: 'tools/call',
+      params: { name, arguments: {} },
+    });
+    if (
+      answer.status !== 200 ||
+      !answer.text.includes('"result"') ||
+      answer.text.includes('"isError":true')
+    ) {
+      throw new Error(`tools/call failed: ${answer.status} ${answer.text.slice(0, 200)}`);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * /api/pools: the shared container budget, each server's share of it, every
+ * pool, and resizing or draining a unit. A unit is a server (its shared
+ * pools, whatever their container shape) or one tool that has containers of
+ * its own (`isolation: "tool"`, a strict tool). A size is validated against
+ * the caps before it is saved, so a refused size changes nothing.
+ */
+import { McphostError } from '../errors.js';
+import { sendJson } from '../http/error-response.js';
+import type { RouteContext, Router } from '../http/router.js';
+import { poolUnitOf } from '../sandbox/index.js';
+import { readJson, type AdminContext } from './admin-context.js';
+import { PoolSettingsBody } from './schemas.js';
+import { requireServer } from './server-routes.js';
+
+export function addPoolRoutes(router: Router, context: AdminContext): void {
+  const { config, store } = context;
+
+  router.add('GET', '/api/pools', async ({ res }) => {
+    sendJson(res, 200, {
+      budget: context.pools.budgetStats(),
+      servers: context.pools.serverStats(),
+      pools: context.pools.stats(),
+      defaults: {
+        minWarm: config.poolMinWarm,
+        maxSize: config.poolMaxSize,
+        maxSizeCap: config.poolMaxSizeCap,
+        genericPoolSize: config.genericPoolSize,
+        maxInvocationsPerContainer: config.poolMaxInvocations,
+        heapRetireShare: config.poolHeapRetireShare,
+        idleTtlMs: config.poolIdleTtlMs,
+      },
+    });
+  });
+
+  const resize = async (req: RouteContext['req'], sub: string, tool: string) => {
+    const settings = await readJson(req, config.maxBodyBytes, PoolSettingsBody, 'pool settings');
+    await requireServer(context, sub);
+    if (tool && !(await store.getTool(sub, tool))) {
+      throw new McphostError('ERR_NOT_FOUND', `tool "${tool}" does not exist on server "${sub}"`);
+    }
+    const unit = poolUnitOf(sub, tool);
+    // Validated before anything is written: a refused size changes nothing.
+    context.pools.checkPoolSize(unit, settings);
+    const saved = await store.putPoolSettings(sub, tool, settings);
+    context.pools.configurePool(unit, settings);
+    return { unit, ...saved };
+  };
+
+  router.add('PUT', '/api/pools/:sub', async ({ req, res, params }) => {
+    sendJson(res, 200, await resize(req, params.sub!, ''));
+  });
+
+  router.add('PUT', '/api/pools/:sub/:tool', async ({ req, res, params }) => {
+    sendJson(res, 200, await resize(req, params.sub!, params.tool!));
+  });
+
+  router.add('POST', '/api/pools/:sub/drain', async ({ res, params }) => {
+    await context.pools.drain(poolUnitOf(params.sub!));
+    sendJson(res, 200, { drained: poolUnitOf(params.sub!) });
+  });
+
+  router.add('POST', '/api/pools/:sub/:tool/drain', async ({ res, params }) => {
+    const unit = poolUnitOf(params.sub!, params.tool!);
+    await context.pools.drain(unit);
+    sendJson(res, 200, { drained: unit });
+  });
+}

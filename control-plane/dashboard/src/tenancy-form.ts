@@ -1,0 +1,153 @@
+/**
+ * The "Sharing this host" form of the Settings tab: how a server shares the
+ * machine with other tenants — container isolation and runtime, its container
+ * maximum, the private hosts its tools may reach, the browser origins that
+ * may call it, and its rate limit. One PATCH with only these fields; a
+ * refusal is shown inline and the form keeps what was typed.
+ */
+import { api, segment } from './api.js';
+import { announce, h } from './dom.js';
+import type { ServerInfo } from './types.js';
+
+/** The form for `server`; `onSaved` receives the server as the control plane answered. */
+export function createTenancyForm(
+  server: ServerInfo,
+  onSaved: (updated: ServerInfo) => void,
+): HTMLFormElement {
+  const isolation = select('tenancy-isolation', [
+    ['server', 'Server: its tools share containers (default)'],
+    ['tool', 'Tool: a container per tool'],
+  ]);
+  isolation.value = server.isolation;
+  const runtime = select('tenancy-runtime', [
+    ['runc', 'runc (default)'],
+    ['runsc', 'gVisor (runsc)'],
+  ]);
+  runtime.value = server.runtime;
+  const maxContainers = h('input', {
+    id: 'tenancy-max-containers',
+    type: 'number',
+    min: 1,
+    class: 'short',
+    value: server.maxContainers ?? '',
+    placeholder: 'fair share',
+  });
+  const egress = h('textarea', { id: 'tenancy-egress', rows: 3, spellcheck: false });
+  egress.value = server.egressAllow.join('\n');
+  const origins = h('textarea', { id: 'tenancy-origins', rows: 2, spellcheck: false });
+  origins.value = server.allowedOrigins.join('\n');
+  const perMinute = h('input', {
+    id: 'tenancy-rate',
+    type: 'number',
+    min: 1,
+    class: 'short',
+    value: server.rateLimit?.perMinute ?? '',
+    placeholder: 'default',
+  });
+  const burst = h('input', {
+    id: 'tenancy-burst',
+    type: 'number',
+    min: 1,
+    class: 'short',
+    value: server.rateLimit?.burst ?? '',
+    placeholder: 'default',
+  });
+  const errorBox = h('p', { role: 'alert', class: 'error', id: 'tenancy-error' });
+  const saved = h('p', { role: 'status', class: 'ok' });
+
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      'aria-labelledby': 'tenancy-heading',
+      onsubmit: async (event) => {
+        event.preventDefault();
+        errorBox.textContent = '';
+        saved.textContent = '';
+        const rate =
+          perMinute.value.trim() === '' && burst.value.trim() === ''
+            ? null
+            : { perMinute: Number(perMinute.value), burst: Number(burst.value || perMinute.value) };
+        const body = {
+          isolation: isolation.value,
+          runtime: runtime.value,
+          maxContainers: maxContainers.value.trim() === '' ? null : Number(maxContainers.value),
+          egressAllow: lines(egress.value),
+          allowedOrigins: lines(origins.value),
+          rateLimit: rate,
+        };
+        try {
+          const updated = await api<ServerInfo>(
+            'PATCH',
+            `/api/servers/${segment(server.subdomain)}/settings`,
+            body,
+          );
+          onSaved(updated);
+          saved.textContent = 'Saved.';
+          announce('Sharing settings saved.');
+        } catch (error) {
+          errorBox.textContent = `Not saved: ${(error as Error).message}`;
+        }
+      },
+    },
+    h('h2', { id: 'tenancy-heading' }, 'Sharing this host'),
+    field('tenancy-isolation', 'Container isolation', isolation),
+    field('tenancy-runtime', 'Container runtime', runtime),
+    field(
+      'tenancy-max-containers',
+      'Most containers at once',
+      maxContainers,
+      'Empty: a fair share of the host’s container budget.',
+    ),
+    field(
+      'tenancy-egress',
+      'Private hosts its tools may reach',
+      egress,
+      'One per line: an IP, CIDR or host name, with an optional :port (10.0.0.5:5432, db.internal:5432).',
+    ),
+    field(
+      'tenancy-origins',
+      'Browser origins allowed to call /mcp',
+      origins,
+      'One per line, e.g. https://app.example.com. Requests without an Origin are unaffected.',
+    ),
+    field(
+      'tenancy-rate',
+      'Requests per minute per caller',
+      perMinute,
+      'Empty: the service default.',
+    ),
+    field('tenancy-burst', 'Burst', burst),
+    errorBox,
+    saved,
+    h('button', { type: 'submit' }, 'Save sharing settings'),
+  );
+  return form;
+}
+
+function select(id: string, options: [string, string][]): HTMLSelectElement {
+  return h(
+    'select',
+    { id },
+    options.map(([value, label]) => h('option', { value }, label)),
+  );
+}
+
+function field(id: string, label: string, control: HTMLElement, hint?: string): HTMLElement {
+  const hintId = `${id}-hint`;
+  if (hint) control.setAttribute('aria-describedby', hintId);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    control,
+    hint ? h('span', { id: hintId, class: 'hint' }, hint) : null,
+  );
+}
+
+function lines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+}

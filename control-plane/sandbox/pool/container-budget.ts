@@ -1,0 +1,196 @@
+/**
+ * The container budget every pool shares, divided fairly between servers:
+ * - a server never holds more than its ceiling (an admin's `maxContainers`,
+ *   or `serverShare` of the budget), so no tenant takes all of it;
+ * - background refills use free budget only and never evict;
+ * - a lease that finds the budget full may evict the least recently used idle
+ *   container of a server holding more than its fair share (the budget divided
+ *   by the servers holding containers), or of the generic pool, and only when
+ *   the requesting server is itself below its share — so one tenant's load
+ *   cannot take another's last warm container.
+ * It also keeps each server's recent starts and evictions for operators.
+ */
+import { EventWindow } from './event-window.js';
+import type { PoolCaps } from './pool-settings.js';
+import type { StartPurpose } from './start-queue.js';
+import type { WarmPool } from './warm-pool.js';
+
+/** One server's share of the budget and what it holds, as `serverStats()` reports it. */
+export interface ServerPoolStats {
+  server: string;
+  containers: { warm: number; busy: number; warming: number; total: number };
+  queued: number;
+  pools: number;
+  starts: { lastMinute: number; lastHour: number };
+  evictions: { lastMinute: number; lastHour: number };
+  /** What the server keeps against evictions now (at most its ceiling), its ceiling, and the admin's maximum (null: none). */
+  share: { fair: number; ceiling: number; maxContainers: number | null };
+}
+
+interface ServerAccount {
+  maxContainers: number | null;
+  starts: EventWindow;
+  evictions: EventWindow;
+}
+
+/** Default largest share of the budget one server may hold. */
+export const DEFAULT_SERVER_SHARE = 0.5;
+
+/** The budget; `pools` lists every pool, the generic one included, whenever asked. */
+export class ContainerBudget {
+  readonly maxTotal: number;
+  readonly serverShare: number;
+  readonly #pools: () => Iterable<WarmPool>;
+  readonly #now: () => number;
+  readonly #servers = new Map<string, ServerAccount>();
+
+  constructor(caps: PoolCaps, pools: () => Iterable<WarmPool>, now: () => number) {
+    this.maxTotal = caps.maxTotal;
+    this.serverShare = caps.serverShare ?? DEFAULT_SERVER_SHARE;
+    if (!(this.serverShare > 0 && this.serverShare <= 1)) {
+      throw new TypeError('SandboxManager: caps.serverShare must be in (0, 1]');
+    }
+    this.#pools = pools;
+    this.#now = now;
+  }
+
+  /** Records the server's container maximum as its latest invocation carried it (null: none). */
+  setMaxContainers(server: string, maxContainers: number | null): void {
+    this.#account(server).maxContainers = maxContainers;
+  }
+
+  /** Counts a container start or eviction against its server (undefined: the generic pool). */
+  record(server: string | undefined, event: 'start' | 'eviction'): void {
+    if (server === undefined) return;
+    const account = this.#account(server);
+    (event === 'start' ? account.starts : account.evictions).add();
+  }
+
+  /** Containers in all pools (starting, idle, busy). */
+  used(): number {
+    let total = 0;
+    for (const pool of this.#pools()) total += pool.total;
+    return total;
+  }
+
+  /** Containers of one server, in all its pools. */
+  held(server: string): number {
+    let total = 0;
+    for (const pool of this.#pools()) if (pool.server === server) total += pool.total;
+    return total;
+  }
+
+  /** Servers holding containers or waiting for one. */
+  activeServers(): Set<string> {
+    const active = new Set<string>();
+    for (const pool of this.#pools()) {
+      if (pool.server !== undefined && (pool.total > 0 || pool.queued > 0)) active.add(pool.server);
+    }
+    return active;
+  }
+
+  /** Most containers a server may hold at once. */
+  ceiling(server: string): number {
+    const maxContainers = this.#servers.get(server)?.maxContainers;
+    if (maxContainers != null) return Math.min(maxContainers, this.maxTotal);
+    return Math.max(1, Math.floor(this.maxTotal * this.serverShare));
+  }
+
+  /** True when one more container may be created for `requester` (a demand may evict elsewhere). */
+  reserve(requester: WarmPool, purpose: StartPurpose): boolean {
+    const server = requester.server;
+    const held = server === undefined ? 0 : this.held(server);
+    // At its ceiling a server may only trade one of its own idle containers (another shape or tool).
+    if (server !== undefined && held >= this.ceiling(server)) {
+      return (
+        purpose === 'demand' && this.#evictLeastRecent(requester, (pool) => pool.server === server)
+      );
+    }
+    if (this.used() < this.maxTotal) return true;
+    // The budget is full. Refills wait for free budget; only a caller's lease may make room.
+    if (purpose === 'refill' || server === undefined) return false;
+    const active = this.activeServers();
+    // A server already at its fair share takes from itself, never from others.
+    if (held + 1 > Math.max(1, this.#fairShare(server, active))) {
+      return this.#evictLeastRecent(requester, (pool) => pool.server === server);
+    }
+    return this.#evictLeastRecent(
+      requester,
+      (pool) =>
+        pool.server === undefined || this.held(pool.server) > this.#fairShare(pool.server, active),
+    );
+  }
+
+  /** Evicts the longest-idle container among the pools `eligible` accepts, other than `requester`'s. */
+  #evictLeastRecent(requester: WarmPool, eligible: (pool: WarmPool) => boolean): boolean {
+    let victim: WarmPool | undefined;
+    let oldest = Infinity;
+    for (const pool of this.#pools()) {
+      if (pool === requester || pool.idle === 0 || !eligible(pool)) continue;
+      const since = pool.oldestIdleSince();
+      if (since !== undefined && since < oldest) [victim, oldest] = [pool, since];
+    }
+    return victim?.evictOne() ?? false;
+  }
+
+  /** Per-server figures: containers by state, recent starts and evictions, share of the budget. */
+  serverStats(): ServerPoolStats[] {
+    const active = this.activeServers();
+    const byServer = new Map<string, ServerPoolStats>();
+    const entryOf = (server: string): ServerPoolStats => {
+      let entry = byServer.get(server);
+      if (!entry) {
+        const account = this.#account(server);
+        const ceiling = this.ceiling(server);
+        entry = {
+          server,
+          containers: { warm: 0, busy: 0, warming: 0, total: 0 },
+          queued: 0,
+          pools: 0,
+          starts: account.starts.summary(),
+          evictions: account.evictions.summary(),
+          share: {
+            fair: Math.round(Math.min(this.#fairShare(server, active), ceiling) * 100) / 100,
+            ceiling,
+            maxContainers: account.maxContainers,
+          },
+        };
+        byServer.set(server, entry);
+      }
+      return entry;
+    };
+    for (const server of this.#servers.keys()) entryOf(server);
+    for (const pool of this.#pools()) {
+      if (pool.server === undefined) continue;
+      const entry = entryOf(pool.server);
+      const counts = pool.counts();
+      entry.containers.warm += counts.warm;
+      entry.containers.busy += counts.busy;
+      entry.containers.warming += counts.warming;
+      entry.containers.total += pool.total;
+      entry.queued += pool.queued;
+      entry.pools += 1;
+    }
+    return [...byServer.values()].sort((a, b) => a.server.localeCompare(b.server));
+  }
+
+  /** The budget divided between active servers (an admin's maximum replaces it); may be fractional. */
+  #fairShare(server: string, active: Set<string>): number {
+    const maxContainers = this.#servers.get(server)?.maxContainers;
+    if (maxContainers != null) return Math.min(maxContainers, this.maxTotal);
+    return this.maxTotal / (active.size + (active.has(server) ? 0 : 1));
+  }
+
+  #account(server: string): ServerAccount {
+    let account = this.#servers.get(server);
+    if (!account) {
+      account = {
+        maxContainers: null,
+        starts: new EventWindow(this.#now),
+        evictions: new EventWindow(this.#now),
+      };
+      this.#servers.set(server, account);
+    }
+    return account;
+  }
+}

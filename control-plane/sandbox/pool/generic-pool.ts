@@ -1,0 +1,84 @@
+/**
+ * The generic pool: unbound containers of the default shape that a pool
+ * adopts for good on a miss, so the first call on a new server is warm. It
+ * keeps one container, and up to its maximum while pools keep missing
+ * (misses in the last minute). A caller that finds none idle takes over one
+ * that is already starting, when it is not yet promised to another: the
+ * container goes to the oldest promised pool the moment it is ready.
+ */
+import type { ContainerBudget } from './container-budget.js';
+import { EventWindow } from './event-window.js';
+import { sameShape } from './pool-key.js';
+import type { PooledInstance } from './pooled-instance.js';
+import type { WarmPool } from './warm-pool.js';
+
+/** The generic pool and the promises made on its starting containers. */
+export class GenericPool {
+  readonly pool: WarmPool;
+  readonly #max: number;
+  readonly #budget: ContainerBudget;
+  readonly #misses: EventWindow;
+  /** Pools owed a generic container that is starting, oldest first. */
+  readonly #promises: WarmPool[] = [];
+
+  /** `pool`: the WarmPool holding the containers; `max`: most containers kept. */
+  constructor(pool: WarmPool, max: number, budget: ContainerBudget, now: () => number) {
+    this.pool = pool;
+    this.#max = max;
+    this.#budget = budget;
+    this.#misses = new EventWindow(now);
+  }
+
+  /** Containers the pool aims to keep now. */
+  get target(): number {
+    return this.pool.size.minWarm;
+  }
+
+  /** A pool found no idle container of its own: the generic pool grows with misses. */
+  noteMiss(): void {
+    this.#misses.add();
+    this.resize();
+  }
+
+  /** One container, and up to the maximum while pools missed in the last minute. */
+  resize(): void {
+    const target = Math.min(this.#max, Math.max(1, this.#misses.countWithin(60_000)));
+    if (target !== this.pool.size.minWarm)
+      this.pool.configure({ minWarm: target, maxSize: this.#max });
+  }
+
+  /** An idle container `requester` may adopt now, if its shape and its server's ceiling allow. */
+  borrow(requester: WarmPool): PooledInstance | undefined {
+    if (!this.#fits(requester)) return undefined;
+    return this.pool.donate();
+  }
+
+  /** Promises a container that is starting to `requester`, when one is not yet promised. */
+  promise(requester: WarmPool): boolean {
+    if (!this.#fits(requester)) return false;
+    if (this.pool.counts().warming <= this.#promises.length) return false;
+    this.#promises.push(requester);
+    return true;
+  }
+
+  /** A generic container came up: it goes to the oldest pool it was promised to. */
+  handOver(): void {
+    while (this.#promises.length > 0) {
+      const instance = this.pool.donate();
+      if (!instance) return;
+      this.#promises.shift()!.receiveGeneric(instance);
+    }
+  }
+
+  /** A starting container was lost: the newest promises it covered are broken. */
+  rebalance(): void {
+    const covered = this.pool.counts().warming + this.pool.idle;
+    while (this.#promises.length > covered) this.#promises.pop()!.genericPromiseBroken();
+  }
+
+  #fits(requester: WarmPool): boolean {
+    if (requester.generic || !sameShape(requester.shape, this.pool.shape)) return false;
+    const server = requester.server!;
+    return this.#budget.held(server) < this.#budget.ceiling(server);
+  }
+}
