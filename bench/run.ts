@@ -6,6 +6,7 @@
 import { runHarnessBench } from './harness-bench.js';
 import { runRunnerBench } from './runner-bench.js';
 import { runMcpBench } from './mcp-bench.js';
+import { runManyToolsBench } from './many-tools-bench.js';
 
 const report = (line: string) => console.log(`  ${line}`);
 console.log(`mcphost bench — node ${process.version}, ${new Date().toISOString()}`);
@@ -15,4 +16,6 @@ console.log('\nrunner (SandboxManager over Docker stdio):');
 await runRunnerBench(report);
 console.log('\nMCP over HTTP (control plane, official transport):');
 await runMcpBench(report);
+console.log('\nmany tools (1,000 tools on 100 servers, real control plane and containers):');
+await runManyToolsBench(report);
 process.exit(0);

@@ -263,7 +263,7 @@ async function measureThroughput(
   const deadline = Date.now() + 120_000;
   while (
     Date.now() < deadline &&
-    (sandbox.stats().find((pool) => pool.poolKey === key)?.warm ?? 0) < concurrency
+    (sandbox.stats().find((pool) => pool.poolKey.startsWith(`${key}@`))?.warm ?? 0) < concurrency
   ) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

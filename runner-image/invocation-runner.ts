@@ -100,7 +100,6 @@ export class InvocationRunner {
     const invocation = new Invocation({
       id: message.invocation,
       limits: message.limits,
-      timeoutMs: message.timeoutMs,
       context,
       write: this.#write,
       onEnd: (ended) => {

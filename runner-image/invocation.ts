@@ -5,13 +5,13 @@
  * call is ignored, so late output of the tool is dropped and no timer fires.
  *
  * Tool code runs only when the host enters the context (start, a reply, a
- * timer) and in the microtasks drained right after, within the invocation's
- * time left. An outcome reached during a drain is written when the drain
- * returns: whatever the tool queued behind its `return` runs on its own time,
- * and once the result is out the context is never entered or drained again.
+ * timer) and in the microtasks drained right after. An outcome reached during
+ * a drain is written when the drain returns: whatever the tool queued behind
+ * its `return` runs on its own time, and once the result is out the context
+ * is never entered or drained again. A chain that never ends is an endless
+ * loop like any other: the control plane's deadline kills the container.
  */
 import { Buffer } from 'node:buffer';
-import { performance } from 'node:perf_hooks';
 import {
   CALL_OPERATIONS,
   DEFAULT_MAX_LINE_BYTES,
@@ -44,8 +44,6 @@ const MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
 export interface InvocationOptions {
   id: string;
   limits: InvokeLimits;
-  /** The invocation's time limit, in ms: microtask drains stop there. */
-  timeoutMs: number;
   context: Pick<ToolContext, 'api' | 'drain'>;
   /** Writes one protocol line to stdout. */
   write: (line: string) => void;
@@ -58,7 +56,6 @@ export class Invocation {
   readonly id: string;
   readonly #limits: InvokeLimits;
   readonly #context: Pick<ToolContext, 'api' | 'drain'>;
-  readonly #deadline: number;
   readonly #write: (line: string) => void;
   readonly #onEnd: (invocation: Invocation) => void;
   readonly #pendingCalls = new Set<number>();
@@ -79,7 +76,6 @@ export class Invocation {
     this.id = options.id;
     this.#limits = options.limits;
     this.#context = options.context;
-    this.#deadline = performance.now() + options.timeoutMs;
     this.#write = options.write;
     this.#onEnd = options.onEnd;
   }
@@ -207,7 +203,6 @@ export class Invocation {
   #enter(entry: () => void, onThrow: () => void = () => undefined): void {
     if (this.#ended) return;
     this.#inContext = true;
-    let drained: 'done' | 'timeout';
     try {
       try {
         entry();
@@ -215,13 +210,9 @@ export class Invocation {
         // Never inspect a context value.
         onThrow();
       }
-      drained = this.#context.drain(this.#deadline - performance.now());
+      this.#context.drain();
     } finally {
       this.#inContext = false;
-    }
-    if (drained === 'timeout' && !this.#ended) {
-      this.fail({ code: 'ERR_TOOL_TIMEOUT', message: 'the tool ran past its time limit' });
-      return;
     }
     const line = this.#outcomeLine;
     if (line !== null) {

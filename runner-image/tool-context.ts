@@ -7,7 +7,6 @@
  * names it, else on first access of `sdk.lodash`.
  */
 import { readFileSync } from 'node:fs';
-import { types } from 'node:util';
 import vm from 'node:vm';
 import { BOOTSTRAP_SOURCE } from './bootstrap-source.js';
 
@@ -45,10 +44,12 @@ export interface ToolContext {
   readonly api: ContextApi;
   readonly slot: BridgeSlot;
   /**
-   * Runs the microtasks the context has queued, for at most `timeoutMs`;
-   * 'timeout' when they were stopped at the limit (what was left never runs).
+   * Runs the microtasks the context has queued, until there are none. No time
+   * limit here: V8's per-call watchdog (`timeout`) starts a thread each time
+   * and cost 1.1 ms per invocation; an endless chain is bounded like an endless
+   * loop, by the control plane's deadline, which kills the container.
    */
-  drain(timeoutMs: number): 'done' | 'timeout';
+  drain(): void;
 }
 
 /**
@@ -59,9 +60,9 @@ export interface ToolContext {
  *
  * Each context has its own microtask queue (`afterEvaluate`), which runs only
  * when the host drains it (`ToolContext.drain`): the host decides when tool
- * code may run, with a time limit, and once an invocation has ended its queue
- * is never drained again — `(async () => { for (;;) await null })()` left
- * behind by a finished tool stops with it instead of starving the next one.
+ * code may run, and once an invocation has ended its queue is never drained
+ * again — work a tool queued behind its `return` runs before its result is
+ * sent (on its own time), never after it on the next caller's.
  */
 const CONTEXT_OPTIONS: vm.CreateContextOptions = {
   name: 'mcphost tool',
@@ -113,16 +114,11 @@ export class ToolContextFactory {
     const install = this.#bootstrap.runInContext(context) as (bridge: HostBridge) => ContextApi;
     const api = install(bridge);
     if (withLodash) api.preloadLodash();
-    const drain = (timeoutMs: number): 'done' | 'timeout' => {
+    const drain = (): void => {
       try {
-        DRAIN_SCRIPT.runInContext(context, { timeout: Math.max(1, Math.ceil(timeoutMs)) });
-        return 'done';
-      } catch (error) {
-        // Read without running anything: a value from the context could carry getters or traps.
-        return types.isNativeError(error) &&
-          Object.getOwnPropertyDescriptor(error, 'code')?.value === 'ERR_SCRIPT_EXECUTION_TIMEOUT'
-          ? 'timeout'
-          : 'done';
+        DRAIN_SCRIPT.runInContext(context);
+      } catch {
+        // Whatever the context threw is its own; it is never inspected here.
       }
     };
     return { context, api, slot, drain };

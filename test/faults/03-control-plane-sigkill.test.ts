@@ -57,6 +57,8 @@ beforeAll(async () => {
     POOL_MAX_SIZE: '6',
     POOL_MIN_WARM: '1',
     GENERIC_POOL_SIZE: '2',
+    // The load generator is one anonymous caller: the per-caller rate limit is not under test.
+    RATE_LIMIT_PER_MINUTE: '0',
   });
   await plane.start();
   await createEchoServer(plane, 'keep', TOOLS);
