@@ -72,6 +72,10 @@ export async function runManyToolsBench(report: (line: string) => void): Promise
     GENERIC_POOL_SIZE: '4',
     POOL_MIN_WARM: '1',
     POOL_IDLE_TTL_MS: '10000',
+    // For comparing start concurrencies; unset = the service's default.
+    ...(process.env.MANY_TOOLS_START_CONCURRENCY
+      ? { POOL_START_CONCURRENCY: process.env.MANY_TOOLS_START_CONCURRENCY }
+      : {}),
   });
   const peak = new PeakWatcher(plane);
   try {
@@ -254,15 +258,19 @@ async function containersMemoryMiB(planeName: string): Promise<number> {
   const listed = await docker.listContainers({
     filters: { label: [`mcphost.plane=${planeName}`] },
   });
-  let bytes = 0;
-  for (const entry of listed) {
-    const stats = (await docker.getContainer(entry.Id).stats({ stream: false })) as {
-      memory_stats?: { usage?: number; stats?: { cache?: number; inactive_file?: number } };
-    };
-    const memory = stats.memory_stats;
-    bytes += (memory?.usage ?? 0) - (memory?.stats?.inactive_file ?? memory?.stats?.cache ?? 0);
-  }
-  return bytes / 1024 / 1024;
+  // One-shot stats answer at once (no second sample for CPU figures, which are not needed).
+  const usages = await Promise.all(
+    listed.map(async (entry) => {
+      const stats = (await docker
+        .getContainer(entry.Id)
+        .stats({ stream: false, 'one-shot': true } as { stream: false })) as {
+        memory_stats?: { usage?: number; stats?: { cache?: number; inactive_file?: number } };
+      };
+      const memory = stats.memory_stats;
+      return (memory?.usage ?? 0) - (memory?.stats?.inactive_file ?? memory?.stats?.cache ?? 0);
+    }),
+  );
+  return usages.reduce((sum, bytes) => sum + bytes, 0) / 1024 / 1024;
 }
 
 /** Raw create + start + first echo over the attach, the cost of one cold container. */

@@ -182,12 +182,12 @@ export const CONFIG_TABLE = {
   ),
   poolMaxTotal: entry(
     'POOL_MAX_TOTAL',
-    "containers at most across all pools; unset = floor(POOL_MEMORY_SHARE × the engine's memory ÷ TOOL_MEMORY_MB), at least 4",
+    "containers at most across all pools; unset = floor(POOL_MEMORY_SHARE × this machine's memory ÷ TOOL_MEMORY_MB), at least 4 (set it when the Docker engine is remote)",
     positiveInt.optional(),
   ),
   poolMemoryShare: entry(
     'POOL_MEMORY_SHARE',
-    "share of the Docker engine's memory that containers' memory limits may add up to when POOL_MAX_TOTAL is unset",
+    "share of this machine's memory that containers' memory limits may add up to when POOL_MAX_TOTAL is unset",
     z.coerce.number().positive().max(4),
     '0.75',
   ),
@@ -199,7 +199,7 @@ export const CONFIG_TABLE = {
   ),
   poolStartConcurrency: entry(
     'POOL_START_CONCURRENCY',
-    "container starts in flight at once (the rest queue, callers' before refills); unset = the engine's CPUs",
+    "container starts in flight at once (the rest queue, callers' before refills); unset = this machine's CPUs ÷ TOOL_CPUS (a container boots within its own CPU quota)",
     positiveInt.optional(),
   ),
   poolMaxInvocations: entry(

@@ -3,9 +3,10 @@
  * unset: containers' memory limits may add up to POOL_MEMORY_SHARE of the
  * machine's memory (idle runners use a fraction of their limit, so the
  * default over a quarter of headroom is safe), and as many containers start at
- * once as there are CPUs (starting is CPU-bound: more in flight only makes
- * each one slower). Read from this host: with a remote Docker engine, set
- * POOL_MAX_TOTAL and POOL_START_CONCURRENCY.
+ * once as fill the CPUs: a container boots within its own CPU quota
+ * (TOOL_CPUS), so CPUs ÷ TOOL_CPUS starts in flight keep every core busy
+ * and more would only make each one slower. Read from this host: with a
+ * remote Docker engine, set POOL_MAX_TOTAL and POOL_START_CONCURRENCY.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import type { Config } from '../config.js';
@@ -23,7 +24,7 @@ export interface HostCapacity {
 export function poolBudget(
   config: Pick<
     Config,
-    'poolMaxTotal' | 'poolMemoryShare' | 'poolStartConcurrency' | 'toolMemoryMb'
+    'poolMaxTotal' | 'poolMemoryShare' | 'poolStartConcurrency' | 'toolMemoryMb' | 'toolCpus'
   >,
   host: HostCapacity = { memoryBytes: totalmem(), cpus: availableParallelism() },
 ): { maxTotal: number; startConcurrency: number } {
@@ -31,6 +32,7 @@ export function poolBudget(
   const derived = Math.floor((config.poolMemoryShare * host.memoryBytes) / perContainer);
   return {
     maxTotal: config.poolMaxTotal ?? Math.max(MIN_DERIVED_TOTAL, derived),
-    startConcurrency: config.poolStartConcurrency ?? Math.max(1, host.cpus),
+    startConcurrency:
+      config.poolStartConcurrency ?? Math.max(1, Math.ceil(host.cpus / config.toolCpus)),
   };
 }

@@ -3,7 +3,6 @@ import {
   fetchAuthorizationServerMetadata,
   REQUIRED_METADATA_FIELDS,
 } from '../../control-plane/auth/index.js';
-import { McphostError } from '../../control-plane/errors.js';
 import {
   startAuthorizationServer,
   type TestAuthorizationServer,
@@ -14,19 +13,9 @@ import {
   type LoopbackServer,
   type Route,
 } from './helpers/loopback-server.js';
+import { metadataFailure } from './metadata-failure.js';
 
 const loopback = { allowInsecureLoopback: true };
-
-/** Awaits `promise`, expecting an ERR_OAUTH_METADATA McphostError; returns it. */
-async function metadataFailure(promise: Promise<unknown>): Promise<McphostError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(McphostError);
-  expect((error as McphostError).code).toBe('ERR_OAUTH_METADATA');
-  return error as McphostError;
-}
 
 function completeMetadata(origin: string): Record<string, unknown> {
   return {

@@ -24,6 +24,7 @@ import {
   startAuthorizationServer,
   type TestAuthorizationServer,
 } from '../fixtures/authorization-server.js';
+import { metadataFailure } from './metadata-failure.js';
 
 const guards: GuardedFetch[] = [];
 function guardedFetch(allowLoopback: boolean): typeof fetch {
@@ -39,16 +40,6 @@ function guardedFetch(allowLoopback: boolean): typeof fetch {
 afterAll(async () => {
   await Promise.all(guards.map((guard) => guard.agent.close()));
 });
-
-async function metadataFailure(promise: Promise<unknown>): Promise<McphostError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(McphostError);
-  expect((error as McphostError).code).toBe('ERR_OAUTH_METADATA');
-  return error as McphostError;
-}
 
 describe('Authorization Server metadata through the egress policy', () => {
   it('refuses https://169.254.169.254/ without connecting', async () => {

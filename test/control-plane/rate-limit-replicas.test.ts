@@ -4,9 +4,8 @@
  * through heartbeat rows), so a caller gets no more than the limit in total.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresUrl } from '../store/store-targets.js';
+import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { postInitialize } from '../support/mcp-requests.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
@@ -14,18 +13,8 @@ const database = `mcphost_rate_${randomBytes(6).toString('hex')}`;
 let first: TestControlPlane;
 let second: TestControlPlane;
 
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl('postgres') });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 beforeAll(async () => {
-  await onServer(`CREATE DATABASE ${database}`);
+  await onPostgresServer(`CREATE DATABASE ${database}`);
   const env = { DATABASE_URL: postgresUrl(database), GENERIC_POOL_SIZE: '0', POOL_MIN_WARM: '0' };
   first = await startTestControlPlane(env);
   second = await startTestControlPlane(env);
@@ -33,7 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([first?.close(), second?.close()]);
-  await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await onPostgresServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
 });
 
 describe('rate limits on replicas sharing PostgreSQL', () => {

@@ -4,13 +4,12 @@
  * restart — tools, the security mode, pool sizes.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   startAuthorizationServer,
   type TestAuthorizationServer,
 } from '../fixtures/authorization-server.js';
-import { postgresUrl } from '../store/store-targets.js';
+import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { postInitialize } from '../support/mcp-requests.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
@@ -19,20 +18,10 @@ let first: TestControlPlane;
 let second: TestControlPlane;
 let as: TestAuthorizationServer;
 
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl('postgres') });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 const initialize = (plane: TestControlPlane) => postInitialize(plane.mcpUrl('shared'));
 
 beforeAll(async () => {
-  await onServer(`CREATE DATABASE ${database}`);
+  await onPostgresServer(`CREATE DATABASE ${database}`);
   const env = { DATABASE_URL: postgresUrl(database), GENERIC_POOL_SIZE: '0', POOL_MIN_WARM: '0' };
   first = await startTestControlPlane(env);
   second = await startTestControlPlane(env);
@@ -41,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([first?.close(), second?.close(), as?.close()]);
-  await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await onPostgresServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
 });
 
 describe('replicas sharing PostgreSQL', () => {

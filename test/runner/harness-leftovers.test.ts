@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildHarness } from '../../scripts/build-harness.js';
-import { errorOf, HarnessClient, valueOf } from './harness-client.js';
+import { HarnessClient, valueOf } from './harness-client.js';
 
 const HOSTILE = join(import.meta.dirname, '..', 'fixtures', 'hostile');
 const fixture = (name: string): string => readFileSync(join(HOSTILE, name), 'utf8');

@@ -78,6 +78,11 @@ export function postgresUrl(database: string): string {
   return url.toString();
 }
 
+/** Runs one statement on the server's `postgres` database (CREATE/DROP DATABASE). */
+export async function onPostgresServer(statement: string): Promise<void> {
+  await withPostgres('postgres', (client) => client.query(statement));
+}
+
 async function withPostgres<T>(
   database: string,
   body: (client: pg.Client) => Promise<T>,
