@@ -239,6 +239,12 @@ export const CONFIG_TABLE = {
     '4',
   ),
 
+  toolMaxConcurrentCalls: entry(
+    'TOOL_MAX_CONCURRENT_CALLS',
+    'sdk.http / sdk.db calls one invocation may have in flight; more fail with ERR_TOO_MANY_CALLS (each holds a socket or a database session)',
+    positiveInt,
+    '32',
+  ),
   toolTimeoutMs: entry(
     'TOOL_TIMEOUT_MS',
     'default time limit of one invocation, in ms',

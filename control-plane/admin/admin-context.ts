@@ -28,7 +28,7 @@ export interface FetchedAsMetadata {
 export interface PoolAdministration {
   stats(): unknown[];
   serverStats(): unknown[];
-  budgetStats(): unknown;
+  budgetStats(): { maxTotal: number };
   /** Throws ERR_VALIDATION when the size breaks the caps; changes nothing. */
   checkPoolSize(unit: string, settings: { minWarm: number; maxSize: number }): void;
   configurePool(unit: string, settings: { minWarm: number; maxSize: number }): unknown;

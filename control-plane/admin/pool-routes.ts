@@ -17,10 +17,17 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
   const { config, store } = context;
 
   router.add('GET', '/api/pools', async ({ res }) => {
+    const saved = await store.getPoolSettings();
     sendJson(res, 200, {
       budget: context.pools.budgetStats(),
       servers: context.pools.serverStats(),
       pools: context.pools.stats(),
+      // Sizes an admin saved, by unit, whether or not a pool of the unit runs now.
+      sizes: saved.map(({ subdomain, tool, minWarm, maxSize }) => ({
+        unit: poolUnitOf(subdomain, tool),
+        minWarm,
+        maxSize,
+      })),
       defaults: {
         minWarm: config.poolMinWarm,
         maxSize: config.poolMaxSize,
@@ -35,16 +42,24 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
 
   const resize = async (req: RouteContext['req'], sub: string, tool: string) => {
     const settings = await readJson(req, config.maxBodyBytes, PoolSettingsBody, 'pool settings');
-    await requireServer(context, sub);
-    if (tool && !(await store.getTool(sub, tool))) {
+    const server = await requireServer(context, sub);
+    const saved = tool ? await store.getTool(sub, tool) : undefined;
+    if (tool && !saved) {
       throw new McphostError('ERR_NOT_FOUND', `tool "${tool}" does not exist on server "${sub}"`);
     }
     const unit = poolUnitOf(sub, tool);
     // Validated before anything is written: a refused size changes nothing.
     context.pools.checkPoolSize(unit, settings);
-    const saved = await store.putPoolSettings(sub, tool, settings);
+    const stored = await store.putPoolSettings(sub, tool, settings);
     context.pools.configurePool(unit, settings);
-    return { unit, ...saved };
+    const warnings: string[] = [];
+    const ownPools = server.isolation === 'tool';
+    if (tool && !ownPools && !saved?.strict) {
+      warnings.push(
+        `${unit} runs in the shared pools of ${sub} (isolation "server"): this size applies once the server uses isolation "tool" or the tool is strict; size the shared pools with PUT /api/pools/${sub}`,
+      );
+    }
+    return { unit, ...stored, warnings };
   };
 
   router.add('PUT', '/api/pools/:sub', async ({ req, res, params }) => {
@@ -56,11 +71,13 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
   });
 
   router.add('POST', '/api/pools/:sub/drain', async ({ res, params }) => {
+    await requireServer(context, params.sub!);
     await context.pools.drain(poolUnitOf(params.sub!));
     sendJson(res, 200, { drained: poolUnitOf(params.sub!) });
   });
 
   router.add('POST', '/api/pools/:sub/:tool/drain', async ({ res, params }) => {
+    await requireServer(context, params.sub!);
     const unit = poolUnitOf(params.sub!, params.tool!);
     await context.pools.drain(unit);
     sendJson(res, 200, { drained: unit });

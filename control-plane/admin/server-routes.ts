@@ -63,6 +63,21 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
       patch.oauthMetadata = fetched.metadata;
       warnings.push(...fetched.warnings);
     }
+    const { maxTotal } = context.pools.budgetStats();
+    if (body.maxContainers != null && body.maxContainers > maxTotal) {
+      warnings.push(
+        `maxContainers ${body.maxContainers} is above the container budget of ${maxTotal} (POOL_MAX_TOTAL): the budget bounds it`,
+      );
+    }
+    const sandboxTouched =
+      (body.isolation ?? current.isolation) !== current.isolation ||
+      (body.runtime ?? current.runtime) !== current.runtime ||
+      (body.limits !== undefined && JSON.stringify(body.limits) !== JSON.stringify(current.limits));
+    if (sandboxTouched) {
+      warnings.push(
+        "isolation, runtime or limits changed: the server's warm containers are retired and its next calls start new ones",
+      );
+    }
     const server = await store.updateServerSettings(current.subdomain, patch);
     await context.cache.settled();
     const tools = await store.listTools(server.subdomain);

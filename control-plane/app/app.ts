@@ -113,6 +113,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         maxSize: config.poolMaxSize,
         maxInvocationsPerContainer: config.poolMaxInvocations,
         heapRetireShare: config.poolHeapRetireShare,
+        maxConcurrentCalls: config.toolMaxConcurrentCalls,
         idleTtlMs: config.poolIdleTtlMs,
         maxQueue: config.poolMaxQueue,
         queueTimeoutMs: config.poolQueueTimeoutMs,

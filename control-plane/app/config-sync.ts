@@ -2,7 +2,7 @@
  * Keeps the running parts in step with configuration changes, whichever
  * replica made them: a tool saved or deleted retires the containers that
  * serve only it; a server deleted or whose sandbox settings (isolation,
- * runtime, limits, container maximum) changed retires all of its
+ * runtime, limits) changed retires all of its
  * containers; a server deleted, deactivated, or whose security settings changed closes its
  * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
  * a changed tool list is announced to open sessions.
@@ -21,8 +21,10 @@ interface Seen {
 export interface PoolInvalidation {
   /** A tool was saved or deleted. */
   toolChanged(server: string, tool: string): void;
-  /** A server's sandbox settings changed or it was deleted. */
-  serverChanged(server: string): void;
+  /** A server's sandbox settings changed, or it was deleted. */
+  serverChanged(server: string, deleted?: boolean): void;
+  /** A server's container maximum, as its settings say now. */
+  setServerMaxContainers(server: string, maxContainers: number | null): void;
 }
 
 export class ConfigSync {
@@ -39,8 +41,10 @@ export class ConfigSync {
 
   /** Records the current state and starts following changes. */
   start(): void {
-    for (const server of this.#cache.servers())
+    for (const server of this.#cache.servers()) {
       this.#seen.set(server.subdomain, this.#snapshot(server));
+      this.#pools.setServerMaxContainers(server.subdomain, server.maxContainers);
+    }
     this.#cache.onInvalidate((subdomain) => this.#changed(subdomain));
   }
 
@@ -57,8 +61,10 @@ export class ConfigSync {
     if (after) this.#seen.set(subdomain, after);
     else this.#seen.delete(subdomain);
 
-    if (before && (!after || before.sandbox !== after.sandbox))
-      this.#pools.serverChanged(subdomain);
+    if (before && (!after || before.sandbox !== after.sandbox)) {
+      this.#pools.serverChanged(subdomain, !after);
+    }
+    if (server) this.#pools.setServerMaxContainers(subdomain, server.maxContainers);
     for (const [name, version] of before?.tools ?? []) {
       if (after?.tools.get(name) !== version) this.#pools.toolChanged(subdomain, name);
     }
@@ -84,7 +90,7 @@ function securityFingerprint(server: ServerRecord): string {
 }
 
 function sandboxFingerprint(server: ServerRecord): string {
-  return JSON.stringify([server.isolation, server.runtime, server.limits, server.maxContainers]);
+  return JSON.stringify([server.isolation, server.runtime, server.limits]);
 }
 
 function sameTools(a: Map<string, number> | undefined, b: Map<string, number>): boolean {

@@ -47,7 +47,7 @@ export interface BrokerCallContext extends CallContext {
 /** The parts of a server's settings an invocation depends on (from the configuration cache). */
 export interface ServerRuntimeSettings extends Pick<
   ServerTenancy,
-  'isolation' | 'runtime' | 'egressAllow' | 'maxContainers'
+  'isolation' | 'runtime' | 'egressAllow'
 > {
   /** The server's own limits (between the tool's and the defaults). */
   limits: ToolLimits;
@@ -185,7 +185,6 @@ export class ToolInvoker {
       tool: tool.name,
       isolation: server?.isolation ?? 'server',
       runtime: server?.runtime ?? 'runc',
-      maxContainers: server?.maxContainers ?? null,
       code: tool.code,
       env,
       limits: resolveLimits(tool.limits, server?.limits, this.#defaults),

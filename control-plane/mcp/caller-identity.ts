@@ -5,6 +5,7 @@
  * callers produce the same key (a `:`-joined key could: sub `x:y` + client
  * `z` equals sub `x` + client `y:z`).
  */
+import ipaddr from 'ipaddr.js';
 import type { Caller } from '../invocation/tool-invoker.js';
 
 /** Identity a session is bound to: the same subject and client must come back. */
@@ -17,12 +18,23 @@ export function callerKeyOf(caller: Caller): string {
 /**
  * Whom session quotas and rate limits count against: an OAuth caller by its
  * subject (by its client when the token names no subject); anyone else by the
- * client's IP address (`remoteAddress` of the connection).
+ * client's network — its IPv4 address, or the /64 of an IPv6 address (one
+ * host commonly holds a whole /64, so counting each address would give it
+ * 2^64 budgets). An IPv4-mapped IPv6 address counts as its IPv4 address.
  */
 export function quotaKeyOf(caller: Caller, remoteAddress: string | undefined): string {
   if (caller.kind === 'oauth') {
     if (caller.subject !== undefined) return JSON.stringify(['sub', caller.subject]);
     if (caller.clientId !== undefined) return JSON.stringify(['client', caller.clientId]);
   }
-  return JSON.stringify(['ip', remoteAddress ?? 'unknown']);
+  return JSON.stringify(['ip', networkOf(remoteAddress)]);
+}
+
+/** The address an anonymous caller is counted by: IPv4 as is, IPv6 by its /64. */
+function networkOf(remoteAddress: string | undefined): string {
+  if (remoteAddress === undefined || !ipaddr.isValid(remoteAddress)) return 'unknown';
+  const address = ipaddr.process(remoteAddress); // IPv4-mapped IPv6 → IPv4
+  if (address.kind() === 'ipv4') return address.toString();
+  const parts = (address as ipaddr.IPv6).parts.slice(0, 4);
+  return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
 }

@@ -119,7 +119,7 @@ export class Metrics {
     });
     // Cumulative since the pool was created; a gauge because the pools own the count.
     new Gauge({
-      name: 'mcphost_container_starts',
+      name: 'mcphost_pool_container_starts',
       help: 'Containers started per pool since it was created',
       labelNames: ['pool'] as const,
       registers: [this.registry],

@@ -17,8 +17,6 @@ export interface ToolRuntime {
   isolation: 'server' | 'tool';
   /** OCI runtime of the container: runc, or gVisor's runsc. */
   runtime: 'runc' | 'runsc';
-  /** The server's container maximum set by an admin; null or absent = its fair share. */
-  maxContainers?: number | null;
   /** Body of an async function. */
   code: string;
   /** Only the secrets the tool lists, by name. */

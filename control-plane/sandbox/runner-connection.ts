@@ -37,6 +37,12 @@ export interface RunnerConnectionOptions {
   startupTimeoutMs?: number;
   /** Time past an invocation's own limit before the container is killed, in ms; default 500. */
   timeoutGraceMs?: number;
+  /**
+   * sdk calls one invocation may have in flight; default 32. Each holds a
+   * connection (a socket, a database session), so this bounds what one tool
+   * can open at once: with the container budget, the whole host's.
+   */
+  maxConcurrentCalls?: number;
   /** Milliseconds clock; default `Date.now`. */
   now?: () => number;
 }
@@ -87,6 +93,7 @@ export class RunnerConnection {
   readonly #brokenListeners: Array<(error: McphostError) => void> = [];
   #state: ConnectionState = 'starting';
   #heapUsedBytes = 0;
+  readonly #maxConcurrentCalls: number;
   #active: ActiveInvocation | undefined;
   #brokenBy: McphostError | undefined;
   #settleReady: { resolve(): void; reject(error: McphostError): void; timer: NodeJS.Timeout };
@@ -94,6 +101,9 @@ export class RunnerConnection {
   constructor(instance: SandboxInstance, options: RunnerConnectionOptions = {}) {
     const startupTimeoutMs = options.startupTimeoutMs ?? 15_000;
     const timeoutGraceMs = options.timeoutGraceMs ?? 500;
+    this.#maxConcurrentCalls = options.maxConcurrentCalls ?? 32;
+    if (!(Number.isInteger(this.#maxConcurrentCalls) && this.#maxConcurrentCalls >= 1))
+      throw new TypeError('RunnerConnection: maxConcurrentCalls must be an integer >= 1');
     if (!(startupTimeoutMs > 0))
       throw new TypeError('RunnerConnection: startupTimeoutMs must be > 0');
     if (!(timeoutGraceMs >= 0))
@@ -231,9 +241,16 @@ export class RunnerConnection {
   #answerCall(active: ActiveInvocation, message: CallMessage): void {
     if (active.calls.has(message.call))
       return this.#protocolFault(`call ${message.call} sent twice`);
+    const base = { type: 'reply' as const, invocation: active.id, call: message.call };
+    if (active.calls.size >= this.#maxConcurrentCalls) {
+      const error = {
+        code: 'ERR_TOO_MANY_CALLS' as const,
+        message: `this invocation already has ${this.#maxConcurrentCalls} sdk calls in flight; await some before making more`,
+      };
+      return this.#write(encodeMessage({ ...base, ok: false, error }));
+    }
     const controller = new AbortController();
     active.calls.set(message.call, controller);
-    const base = { type: 'reply' as const, invocation: active.id, call: message.call };
     Promise.resolve()
       .then(() => active.hooks.onCall(message.op, message.args, { signal: controller.signal }))
       .then(

@@ -141,6 +141,7 @@ export class SandboxManager {
       starts: this.#starts,
       now: this.#now,
       reserveSlot: (pool, purpose) => !this.#closed && this.#budget.reserve(pool, purpose),
+      shouldYield: (pool) => this.#budget.shouldYield(pool),
       borrowGeneric: (pool) => this.#generic?.borrow(pool),
       promiseGeneric: (pool) => this.#generic?.promise(pool) ?? false,
       containerReady: (pool) => {
@@ -257,14 +258,17 @@ export class SandboxManager {
   }
 
   /**
-   * Sets the minWarm/maxSize of a unit — a server (`"acme"`, all its shared
-   * pools) or one tool with containers of its own (`"acme/report"`) —
-   * ERR_VALIDATION beyond the caps; applies now and to pools created later.
+   * Sets the minWarm/maxSize of a unit — a server (`"acme"`: its shared
+   * pools, and the pools of its tools that have no size of their own) or one
+   * tool with containers of its own (`"acme/report"`) — ERR_VALIDATION beyond
+   * the caps; applies now and to pools created later.
    */
   configurePool(unit: string, settings: PoolSize): PoolSize {
     const size = this.checkPoolSize(unit, settings);
     this.#unitSizes.set(unit, size);
-    for (const pool of this.#pools.values()) if (unitOf(pool) === unit) pool.configure(size);
+    for (const pool of this.#pools.values()) {
+      if (pool.server !== undefined && this.#sizeUnitOf(pool) === unit) pool.configure(size);
+    }
     return size;
   }
 
@@ -273,10 +277,17 @@ export class SandboxManager {
     return validatePoolSize(unit, settings, this.#caps);
   }
 
-  /** Retires a unit's idle containers now and busy ones when they finish; no refill until its next invocation. */
+  /**
+   * Retires the idle containers of a server (all its pools) or of one tool's
+   * own pool now, and busy ones when they finish; no refill until the next invocation.
+   */
   drain(unit: string): void {
-    for (const pool of this.#pools.values())
-      if (unitOf(pool) === unit) pool.retireAll('drained', true);
+    for (const pool of this.#pools.values()) {
+      if (pool.server === undefined) continue;
+      if (pool.server === unit || poolUnitOf(pool.server, pool.tool) === unit) {
+        pool.retireAll('drained', true);
+      }
+    }
   }
 
   /**
@@ -294,12 +305,18 @@ export class SandboxManager {
   }
 
   /** Call when a server's sandbox settings change or it is deleted: none of its containers serves again. */
-  serverChanged(server: string): void {
+  serverChanged(server: string, deleted = false): void {
     for (const [key, pool] of this.#pools) {
       if (pool.server !== server) continue;
       pool.retireAll('retired-tool', true);
       if (pool.total === 0 && pool.queued === 0) this.#pools.delete(key);
     }
+    if (deleted) this.#budget.forget(server);
+  }
+
+  /** Applies a server's container maximum (null: its share of the budget) at once. */
+  setServerMaxContainers(server: string, maxContainers: number | null): void {
+    this.#budget.setMaxContainers(server, maxContainers);
   }
 
   /** Per-pool figures, the generic pool first. */
@@ -350,20 +367,32 @@ export class SandboxManager {
 
   #poolFor(runtime: ToolRuntime): WarmPool {
     const identity = poolIdentityOf(runtime);
-    this.#budget.setMaxContainers(runtime.server, runtime.maxContainers ?? null);
     let pool = this.#pools.get(identity.key);
     if (!pool) {
-      const size = this.#unitSizes.get(poolUnitOf(identity.server, identity.tool)) ?? {
-        minWarm: this.#defaults.minWarm,
-        maxSize: this.#defaults.maxSize,
-      };
-      pool = new WarmPool(identity, size, this.#context);
+      pool = new WarmPool(identity, this.#sizeFor(identity), this.#context);
       this.#pools.set(identity.key, pool);
     }
     pool.setStrict(runtime.strict);
     const used = pool;
     queueMicrotask(() => used.refill());
     return pool;
+  }
+
+  /** A tool's own size, else its server's, else the defaults. */
+  #sizeFor(identity: { server: string; tool?: string }): PoolSize {
+    return (
+      this.#unitSizes.get(poolUnitOf(identity.server, identity.tool)) ??
+      this.#unitSizes.get(identity.server) ?? {
+        minWarm: this.#defaults.minWarm,
+        maxSize: this.#defaults.maxSize,
+      }
+    );
+  }
+
+  /** The unit whose size a pool follows now: its own, or its server's when it has none. */
+  #sizeUnitOf(pool: WarmPool): string {
+    const own = poolUnitOf(pool.server!, pool.tool);
+    return this.#unitSizes.has(own) ? own : pool.server!;
   }
 
   #record(pool: WarmPool, event: 'start' | 'eviction' | 'miss'): void {
@@ -377,9 +406,13 @@ export class SandboxManager {
   }
 
   #onSlotFreed(): void {
-    // Deferred: the pool that freed the slot is mid-update.
+    // Deferred: the pool that freed the slot is mid-update. The servers holding
+    // the least of their fair share are served first.
     queueMicrotask(() => {
-      for (const pool of this.#pools.values()) if (pool.queued > 0) pool.grow();
+      const waiting = [...this.#pools.values()].filter((pool) => pool.queued > 0);
+      const used = new Map(waiting.map((pool) => [pool, this.#budget.shareUsed(pool.server!)]));
+      waiting.sort((a, b) => used.get(a)! - used.get(b)!);
+      for (const pool of waiting) pool.grow();
       this.#generic?.pool.refill();
     });
   }
@@ -432,11 +465,6 @@ export class SandboxManager {
       }
     }
   }
-}
-
-/** The unit a pool's size is set by: its server, or `server/tool` for a tool's own pool. */
-function unitOf(pool: WarmPool): string | undefined {
-  return pool.server === undefined ? undefined : poolUnitOf(pool.server, pool.tool);
 }
 
 function failed(

@@ -136,24 +136,33 @@ export type ContainerRuntime = z.infer<typeof containerRuntimeSchema>;
 
 /**
  * One egress allow entry: an IP, CIDR or host name, optionally with `:port`
- * (IPv6 in brackets: `[fd00::1]:443`, `[fd00::/8]:443`). The broker parses it;
- * here only its size and characters are checked.
+ * (IPv6 in brackets: `[fd00::1]:443`, `[fd00::/8]:443`). The admin API parses
+ * it with the broker's own parser (one message per bad entry); here only its
+ * size is checked.
  */
-export const egressAllowEntrySchema = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[A-Za-z0-9.:/[\]*-]+$/, 'an egress entry is an IP, CIDR or host name, with :port');
+export const egressAllowEntrySchema = z.string().min(1).max(256);
 
-/** A browser origin (`scheme://host[:port]`, no path) allowed to call a server's `/mcp`. */
+/**
+ * A browser origin allowed to call a server's `/mcp`: `scheme://host[:port]`
+ * with no path, stored as browsers send it (lower case, default port left out:
+ * `HTTPS://App.Example.com:443` is kept as `https://app.example.com`).
+ */
 export const browserOriginSchema = z
   .string()
   .max(512)
   .refine((value) => {
-    if (!URL.canParse(value)) return false;
+    if (!URL.canParse(value) || value.endsWith('/')) return false;
     const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
-  }, 'an origin is scheme://host[:port] with no path, e.g. https://app.example.com');
+    return (
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      url.pathname === '/' &&
+      url.search === '' &&
+      url.hash === '' &&
+      url.username === '' &&
+      url.password === ''
+    );
+  }, 'an origin is http(s)://host[:port] with no path, query or user, e.g. https://app.example.com')
+  .transform((value) => new URL(value).origin);
 
 /** Requests per caller per minute with a burst allowance (token bucket). */
 export const rateLimitSchema = z.strictObject({

@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   'ERR_HTTP_TOO_LARGE',
   /** An outbound HTTP request was redirected more often than allowed. */
   'ERR_HTTP_TOO_MANY_REDIRECTS',
+  /** An invocation has as many sdk calls in flight as it may; this one was not made. */
+  'ERR_TOO_MANY_CALLS',
   /** A brokered answer (HTTP body, database rows) is too large to send to the runner. */
   'ERR_REPLY_TOO_LARGE',
   /** A database refused a statement or a connection; the message is the database's. */

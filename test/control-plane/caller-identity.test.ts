@@ -46,3 +46,21 @@ describe('quotaKeyOf', () => {
     );
   });
 });
+
+describe('quotaKeyOf for anonymous callers', () => {
+  const anonymous = { kind: 'anonymous' } as const;
+
+  it('counts a whole IPv6 /64 as one caller, so a host cannot mint budgets', () => {
+    expect(quotaKeyOf(anonymous, '2001:db8:1:2::1')).toBe(
+      quotaKeyOf(anonymous, '2001:db8:1:2:ffff:ffff:ffff:ffff'),
+    );
+    expect(quotaKeyOf(anonymous, '2001:db8:1:2::1')).not.toBe(
+      quotaKeyOf(anonymous, '2001:db8:1:3::1'),
+    );
+  });
+
+  it('counts an IPv4-mapped address as its IPv4 address', () => {
+    expect(quotaKeyOf(anonymous, '::ffff:192.0.2.7')).toBe(quotaKeyOf(anonymous, '192.0.2.7'));
+    expect(quotaKeyOf(anonymous, '192.0.2.7')).not.toBe(quotaKeyOf(anonymous, '192.0.2.8'));
+  });
+});

@@ -7,7 +7,14 @@ import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
 import { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
-import { dockerManager, hooks, runnerImage, runtime, uniquePlaneName } from './docker-helpers.js';
+import {
+  TEST_LIMITS,
+  dockerManager,
+  hooks,
+  runnerImage,
+  runtime,
+  uniquePlaneName,
+} from './docker-helpers.js';
 
 const docker = new Dockerode();
 const planeName = uniquePlaneName('pools');
@@ -220,6 +227,49 @@ describe('SandboxManager on Docker', () => {
       headers: { authorization: 'secret-1' },
     });
     expect(outcome.logs).toEqual([expect.objectContaining({ level: 'log', text: 'calling /v1' })]);
+  });
+
+  it('bounds the sdk calls one invocation has in flight; the ones past it fail in the tool', async () => {
+    const sandbox = manager({
+      defaults: { minWarm: 0, maxSize: 1, maxConcurrentCalls: 4, limits: TEST_LIMITS },
+    });
+    let inFlight = 0;
+    let most = 0;
+    const tool = runtime(
+      'pools/fanout',
+      `const settled = await Promise.allSettled(
+         Array.from({ length: 10 }, (_, i) => sdk.http({ url: 'https://api.test/' + i })));
+       return settled.map((s) => (s.status === 'fulfilled' ? s.value.status() : s.reason.code));`,
+    );
+    const outcome = await sandbox.invoke(
+      tool,
+      hooks(
+        {},
+        {
+          onCall: async () => {
+            most = Math.max(most, ++inFlight);
+            // Held until all ten were sent, so the first four are still in flight.
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            inFlight -= 1;
+            return { status: 200, headers: {}, body: '' };
+          },
+        },
+      ),
+    );
+    expect(outcome.ok).toBe(true);
+    const codes = outcome.value as (number | string)[];
+    expect(codes.filter((code) => code === 200)).toHaveLength(4);
+    expect(codes.filter((code) => code === 'ERR_TOO_MANY_CALLS')).toHaveLength(6);
+    expect(most).toBe(4);
+    // The container still serves: awaited calls one after another are never refused.
+    const sequential = await sandbox.invoke(
+      runtime(
+        'pools/fanout',
+        'for (let i = 0; i < 6; i++) await sdk.http({ url: "https://api.test" }); return "ok"',
+      ),
+      hooks({}, { onCall: async () => ({ status: 200, headers: {}, body: '' }) }),
+    );
+    expect(sequential).toMatchObject({ ok: true, value: 'ok' });
   });
 
   it('cancellation gives ERR_CANCELLED and retires the container', async () => {

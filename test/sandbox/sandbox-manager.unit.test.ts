@@ -436,6 +436,58 @@ describe('SandboxManager with a fake driver', () => {
     });
   });
 
+  it('a server over its fair share yields a released container to a starving server', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 0, maxSize: 4, queueTimeoutMs: 2_000, limits },
+      caps: { maxSizePerPool: 8, maxTotal: 4 },
+    });
+    const shared = (server: string, code: string) =>
+      tool(code, { poolKey: `${server}/t`, isolation: 'server' });
+    // A keeps six slow calls in flight: it holds its ceiling (2 of 4), always with callers queued.
+    let stop = false;
+    const hammer = async () => {
+      while (!stop) await sandbox.invoke(shared('A', 'slow:100'), hooks);
+    };
+    const loops = Array.from({ length: 6 }, hammer);
+    await sandbox.invoke(shared('B', 'value:1'), hooks);
+    await sandbox.invoke(shared('C', 'value:1'), hooks);
+    await expect.poll(() => sandbox.budgetStats().used).toBe(4);
+    // D holds nothing (within its share of 1); A holds 2 (over it) and never has one idle.
+    const served = await sandbox.invoke(shared('D', 'value:7'), hooks);
+    stop = true;
+    await Promise.all(loops);
+    expect(served).toMatchObject({ ok: true, value: 7 });
+    const a = sandbox.stats().find((pool) => pool.server === 'A');
+    expect(a?.retired.rebalanced).toBeGreaterThanOrEqual(1);
+    expect(sandbox.stats().find((pool) => pool.server === 'B')?.retired).toEqual({});
+  });
+
+  it('a promised generic container stays generic when its caller gave up before it came up', async () => {
+    const driver = new FakeDriver();
+    driver.readyDelayMs = 200;
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 0, maxSize: 4, limits },
+      generic: { size: 1 },
+      caps: { maxSizePerPool: 8, maxTotal: 4 },
+    });
+    await sandbox.start();
+    const controller = new AbortController();
+    const call = sandbox.invoke(tool('value:1', { poolKey: 'P/t' }), {
+      ...hooks,
+      signal: controller.signal,
+    });
+    await settle();
+    controller.abort();
+    expect((await call).error?.code).toBe('ERR_CANCELLED');
+    sandbox.toolChanged('P', 't'); // the pool is retired while the generic container starts
+    await expect.poll(() => poolStats(sandbox, GENERIC_POOL_KEY).warm).toBe(1);
+    // Every live container is counted in the budget, and close kills them all.
+    expect(driver.live()).toHaveLength(sandbox.budgetStats().used);
+    await sandbox.close();
+    expect(driver.live()).toHaveLength(0);
+  });
+
   it('keeps logs up to the budget with one notice, and forwards them live', async () => {
     const sandbox = manager(new FakeDriver());
     const live: string[] = [];

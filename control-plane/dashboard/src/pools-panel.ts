@@ -28,9 +28,13 @@ export function createPoolsPanel(
   const error = h('p', { role: 'alert', class: 'error' });
   const poolBody = h('tbody');
   // Tools with their own containers: every tool under isolation "tool", strict tools always.
+  // The server's size is the shared pools' size and the default of its tools' own pools.
   const ownPoolTools = tools.filter((tool) => server.isolation === 'tool' || tool.strict);
   const sizeRows: SizeRow[] = [
-    sizeRow('', `the shared pools of ${sub}`),
+    sizeRow(
+      '',
+      server.isolation === 'tool' ? `the pools of ${sub}'s tools` : `the shared pools of ${sub}`,
+    ),
     ...ownPoolTools.map((tool) => sizeRow(tool.name, `the pool of ${tool.name}`)),
   ];
 
@@ -74,7 +78,15 @@ export function createPoolsPanel(
       h(
         'tr',
         {},
-        h('th', { scope: 'row' }, row.tool === '' ? `${sub} (shared)` : row.tool),
+        h(
+          'th',
+          { scope: 'row' },
+          row.tool !== ''
+            ? row.tool
+            : server.isolation === 'tool'
+              ? `${sub} (every tool without its own size)`
+              : `${sub} (shared)`,
+        ),
         h('td', {}, row.min),
         h('td', {}, row.max),
         h(
@@ -107,15 +119,20 @@ export function createPoolsPanel(
       : `No containers yet: the first call starts one (budget ${answer.budget.used} of ${answer.budget.maxTotal} in use).`;
     replaceChildren(poolBody, mine.map(poolRow));
     if (mine.length === 0) {
-      replaceChildren(poolBody, h('tr', {}, h('td', { colspan: 8 }, 'No pool is running.')));
+      replaceChildren(poolBody, h('tr', {}, h('td', { colspan: 9 }, 'No pool is running.')));
     }
+    // What is saved, else (for a tool) its server's size, else the defaults.
+    const savedSize = (unit: string) => answer.sizes.find((entry) => entry.unit === unit);
     for (const row of sizeRows) {
       if (row.dirty || document.activeElement === row.min || document.activeElement === row.max) {
         continue;
       }
-      const pool = mine.find((entry) => (entry.tool ?? '') === row.tool);
-      row.min.value = String(pool?.minWarm ?? answer.defaults.minWarm);
-      row.max.value = String(pool?.maxSize ?? answer.defaults.maxSize);
+      const size =
+        savedSize(row.tool === '' ? sub : `${sub}/${row.tool}`) ??
+        savedSize(sub) ??
+        answer.defaults;
+      row.min.value = String(size.minWarm);
+      row.max.value = String(size.maxSize);
     }
   }
 
@@ -162,9 +179,17 @@ export function createPoolsPanel(
           h(
             'tr',
             {},
-            ['Pool', 'Shape', 'Warm', 'Busy', 'Starting', 'Total', 'Queued', 'Started'].map((t) =>
-              h('th', { scope: 'col' }, t),
-            ),
+            [
+              'Pool',
+              'Shape',
+              'Warm',
+              'Busy',
+              'Starting',
+              'Total',
+              'Queued',
+              'Started',
+              'From generic',
+            ].map((t) => h('th', { scope: 'col' }, t)),
           ),
         ),
         poolBody,
@@ -180,7 +205,7 @@ function poolRow(pool: PoolInfo): HTMLTableRowElement {
     {},
     h('th', { scope: 'row' }, pool.tool ?? '(shared)'),
     h('td', {}, pool.shape),
-    ...(['warm', 'busy', 'warming', 'total', 'queued', 'started'] as const).map((key) =>
+    ...(['warm', 'busy', 'warming', 'total', 'queued', 'started', 'adopted'] as const).map((key) =>
       h('td', { class: 'number' }, String(pool[key])),
     ),
   );

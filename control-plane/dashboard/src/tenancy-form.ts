@@ -30,7 +30,7 @@ export function createTenancyForm(
     min: 1,
     class: 'short',
     value: server.maxContainers ?? '',
-    placeholder: 'fair share',
+    placeholder: 'half the budget',
   });
   const egress = h('textarea', { id: 'tenancy-egress', rows: 3, spellcheck: false });
   egress.value = server.egressAllow.join('\n');
@@ -54,6 +54,17 @@ export function createTenancyForm(
   });
   const errorBox = h('p', { role: 'alert', class: 'error', id: 'tenancy-error' });
   const saved = h('p', { role: 'status', class: 'ok' });
+  const warningList = h('ul', { class: 'warnings', 'aria-label': 'Warnings', hidden: true });
+  /** Shows what the control plane stored (it may normalise origins, fill in burst). */
+  const show = (settings: ServerInfo): void => {
+    isolation.value = settings.isolation;
+    runtime.value = settings.runtime;
+    maxContainers.value = settings.maxContainers === null ? '' : String(settings.maxContainers);
+    egress.value = settings.egressAllow.join('\n');
+    origins.value = settings.allowedOrigins.join('\n');
+    perMinute.value = settings.rateLimit === null ? '' : String(settings.rateLimit.perMinute);
+    burst.value = settings.rateLimit === null ? '' : String(settings.rateLimit.burst);
+  };
 
   const form = h(
     'form',
@@ -83,6 +94,10 @@ export function createTenancyForm(
             body,
           );
           onSaved(updated);
+          show(updated);
+          const warnings = updated.warnings ?? [];
+          warningList.replaceChildren(...warnings.map((warning) => h('li', {}, warning)));
+          warningList.hidden = warnings.length === 0;
           saved.textContent = 'Saved.';
           announce('Sharing settings saved.');
         } catch (error) {
@@ -91,19 +106,24 @@ export function createTenancyForm(
       },
     },
     h('h2', { id: 'tenancy-heading' }, 'Sharing this host'),
-    field('tenancy-isolation', 'Container isolation', isolation),
+    field(
+      'tenancy-isolation',
+      'Container isolation',
+      isolation,
+      'Changing isolation or runtime retires the server’s warm containers; its next calls start new ones.',
+    ),
     field('tenancy-runtime', 'Container runtime', runtime),
     field(
       'tenancy-max-containers',
       'Most containers at once',
       maxContainers,
-      'Empty: a fair share of the host’s container budget.',
+      'Empty: up to POOL_SERVER_SHARE (half) of the host’s container budget. A cap, not a reservation.',
     ),
     field(
       'tenancy-egress',
       'Private hosts its tools may reach',
       egress,
-      'One per line: an IP, CIDR or host name, with an optional :port (10.0.0.5:5432, db.internal:5432).',
+      'One per line: an IP, CIDR, host name or *.suffix, with an optional :port (10.0.0.5:5432, 10.0.0.0/8:443, db.internal:5432).',
     ),
     field(
       'tenancy-origins',
@@ -117,8 +137,14 @@ export function createTenancyForm(
       perMinute,
       'Empty: the service default.',
     ),
-    field('tenancy-burst', 'Burst', burst),
+    field(
+      'tenancy-burst',
+      'Burst',
+      burst,
+      'Requests at once before the rate applies; empty: the rate.',
+    ),
     errorBox,
+    warningList,
     saved,
     h('button', { type: 'submit' }, 'Save sharing settings'),
   );

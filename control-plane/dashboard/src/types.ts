@@ -68,6 +68,8 @@ export interface PoolsAnswer {
   budget: BudgetStats;
   servers: ServerPoolStats[];
   pools: PoolInfo[];
+  /** Sizes an admin saved, by unit (`server` or `server/tool`). */
+  sizes: { unit: string; minWarm: number; maxSize: number }[];
   defaults: { minWarm: number; maxSize: number; maxSizeCap: number };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The container budget every pool shares, divided fairly between servers:
  * - a server never holds more than its ceiling (an admin's `maxContainers`,
- *   or `serverShare` of the budget), so no tenant takes all of it;
+ *   else `serverShare` of the budget), so no tenant takes all of it; the
+ *   ceiling is a cap, never a claim on more than an even share;
  * - background refills use free budget only and never evict;
  * - a lease that finds the budget full may evict the least recently used idle
  *   container of a server holding more than its fair share (the budget divided
@@ -54,9 +55,14 @@ export class ContainerBudget {
     this.#now = now;
   }
 
-  /** Records the server's container maximum as its latest invocation carried it (null: none). */
+  /** Records the server's container maximum (null: none), as its settings say now. */
   setMaxContainers(server: string, maxContainers: number | null): void {
     this.#account(server).maxContainers = maxContainers;
+  }
+
+  /** Forgets a deleted server's figures. */
+  forget(server: string): void {
+    this.#servers.delete(server);
   }
 
   /** Counts a container start or eviction against its server (undefined: the generic pool). */
@@ -121,6 +127,30 @@ export class ContainerBudget {
     );
   }
 
+  /**
+   * True when `pool` should give up a container it is about to re-lease to its
+   * own queue: the budget is full, its server holds more than its fair share,
+   * and another server within its share has callers no starting container covers.
+   */
+  shouldYield(pool: WarmPool): boolean {
+    const server = pool.server;
+    if (server === undefined || this.used() < this.maxTotal) return false;
+    const active = this.activeServers();
+    if (this.held(server) <= this.#fairShare(server, active)) return false;
+    for (const other of this.#pools()) {
+      if (other.server === undefined || other.server === server) continue;
+      if (other.queued <= other.counts().warming) continue;
+      const share = Math.max(1, this.#fairShare(other.server, active));
+      if (this.held(other.server) + 1 <= share) return true;
+    }
+    return false;
+  }
+
+  /** How much of its fair share a server holds (0 = nothing, 1 = all of it): who is served first. */
+  shareUsed(server: string): number {
+    return this.held(server) / Math.max(1, this.#fairShare(server, this.activeServers()));
+  }
+
   /** Evicts the longest-idle container among the pools `eligible` accepts, other than `requester`'s. */
   #evictLeastRecent(requester: WarmPool, eligible: (pool: WarmPool) => boolean): boolean {
     let victim: WarmPool | undefined;
@@ -150,7 +180,7 @@ export class ContainerBudget {
           starts: account.starts.summary(),
           evictions: account.evictions.summary(),
           share: {
-            fair: Math.round(Math.min(this.#fairShare(server, active), ceiling) * 100) / 100,
+            fair: Math.round(this.#fairShare(server, active) * 100) / 100,
             ceiling,
             maxContainers: account.maxContainers,
           },
@@ -174,11 +204,14 @@ export class ContainerBudget {
     return [...byServer.values()].sort((a, b) => a.server.localeCompare(b.server));
   }
 
-  /** The budget divided between active servers (an admin's maximum replaces it); may be fractional. */
+  /**
+   * The budget divided between active servers, fractional, at most the
+   * server's ceiling: an admin's `maxContainers` caps a server, it never
+   * guarantees it more than others.
+   */
   #fairShare(server: string, active: Set<string>): number {
-    const maxContainers = this.#servers.get(server)?.maxContainers;
-    if (maxContainers != null) return Math.min(maxContainers, this.maxTotal);
-    return this.maxTotal / (active.size + (active.has(server) ? 0 : 1));
+    const even = this.maxTotal / (active.size + (active.has(server) ? 0 : 1));
+    return Math.min(even, this.ceiling(server));
   }
 
   #account(server: string): ServerAccount {

@@ -61,12 +61,15 @@ export class GenericPool {
     return true;
   }
 
-  /** A generic container came up: it goes to the oldest pool it was promised to. */
+  /** A generic container came up: it goes to the oldest promised pool that still has a caller waiting. */
   handOver(): void {
-    while (this.#promises.length > 0) {
-      const instance = this.pool.donate();
-      if (!instance) return;
-      this.#promises.shift()!.receiveGeneric(instance);
+    while (this.#promises.length > 0 && this.pool.idle > 0) {
+      const requester = this.#promises.shift()!;
+      if (!requester.wantsGeneric()) {
+        requester.declineGeneric();
+        continue;
+      }
+      requester.receiveGeneric(this.pool.donate()!);
     }
   }
 

@@ -37,6 +37,12 @@ export interface PoolContext {
   reportStart(error?: McphostError, readyMs?: number): void;
   /** Typical time from start to ready, in ms: what waiting for a new container costs. */
   startEstimateMs(): number;
+  /**
+   * True when this pool, about to re-lease a released container to its own
+   * queue, should give it up instead: the budget is full, its server holds more
+   * than its fair share, and a server within its share has callers waiting.
+   */
+  shouldYield(pool: WarmPool): boolean;
   /** A container left this pool: pools blocked on the budget may start one now. */
   onSlotFreed(): void;
   /** Events for the operator's figures and the generic pool's sizing. */
@@ -69,8 +75,10 @@ export interface PoolStats {
   minWarm: number;
   maxSize: number;
   strict: boolean;
-  /** Containers started since the pool was created. */
+  /** Containers started for this pool since it was created. */
   started: number;
+  /** Containers taken over from the generic pool (they keep the Docker label `mcphost.pool=*generic*`). */
+  adopted: number;
   /** Containers retired, by reason. */
   retired: Partial<Record<RetireReason, number>>;
   /** Last start or runner failure, for operators. */

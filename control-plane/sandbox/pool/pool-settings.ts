@@ -29,6 +29,8 @@ export interface PoolDefaults {
   timeoutGraceMs?: number;
   /** Largest protocol line accepted from a runner, in bytes; default 16 MiB. */
   maxLineBytes?: number;
+  /** sdk calls one invocation may have in flight (each holds a socket or session); default 32. */
+  maxConcurrentCalls?: number;
   /** Limits of the generic pool's containers; tools with the same memory/cpus/pids may adopt them. */
   limits: InvocationLimits;
 }
@@ -48,6 +50,7 @@ const PoolDefaultsSchema = z.object({
     .int()
     .positive()
     .default(16 * 1024 * 1024),
+  maxConcurrentCalls: z.number().int().min(1).default(32),
   limits: InvocationLimitsSchema,
 });
 

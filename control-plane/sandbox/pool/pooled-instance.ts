@@ -26,6 +26,7 @@ export type RetireReason =
   | 'drained'
   | 'resized'
   | 'evicted'
+  | 'rebalanced'
   | 'unneeded'
   | 'closed';
 

@@ -56,6 +56,7 @@ export class WarmPool {
   #dormant = false;
   #closed = false;
   #started = 0;
+  #adopted = 0;
   #deathsWhileWarming = 0;
   #lastError: string | undefined;
   /** Average invocation time, in ms; undefined until the first one finishes. */
@@ -84,6 +85,11 @@ export class WarmPool {
   /** Containers counted against the budget (waiting to start, warming, idle, leased). */
   get total(): number {
     return this.#instances.size;
+  }
+
+  /** Containers here plus generic ones promised: what the pool's size bounds. */
+  get #counted(): number {
+    return this.total + this.#promisedGeneric;
   }
 
   /** Callers waiting. */
@@ -144,7 +150,7 @@ export class WarmPool {
     }
     const queuedAt = this.#context.now();
     // A generic container already starting serves this caller sooner than a start of its own.
-    if (this.total + this.#promisedGeneric < maxSize && this.#context.promiseGeneric(this)) {
+    if (this.#counted < maxSize && this.#context.promiseGeneric(this)) {
       this.#promisedGeneric += 1;
     }
     const waiting = this.#queue.wait(
@@ -189,6 +195,13 @@ export class WarmPool {
       (this.#dormant ? 'drained' : undefined) ??
       (instance.connection?.usable ? undefined : 'faulted') ??
       (this.total > this.#size.maxSize ? 'resized' : undefined);
+    // Re-leasing to our own queue while another server within its share starves is not fair.
+    const yielded = !why && this.#queue.length > 0 && this.#context.shouldYield(this);
+    if (yielded) {
+      // The freed place goes to the starving server (the manager serves the most deprived first).
+      this.#retire(instance, 'rebalanced');
+      return;
+    }
     if (why) {
       this.#retire(instance, why);
       // A single-use or recycled container is replaced for the callers waiting, or up to minWarm.
@@ -238,8 +251,8 @@ export class WarmPool {
   refill(): void {
     if (this.#dormant || this.#closed) return;
     while (
-      this.total < this.#size.minWarm &&
-      this.total < this.#size.maxSize &&
+      this.#counted < this.#size.minWarm &&
+      this.#counted < this.#size.maxSize &&
       this.#context.reserveSlot(this, 'refill')
     ) {
       this.#startContainer('refill');
@@ -251,13 +264,26 @@ export class WarmPool {
     this.#grow();
   }
 
-  /** Adopts the generic container promised to this pool and serves the oldest waiter with it. */
+  /**
+   * Whether a promised generic container is still wanted: a caller waits, and
+   * the pool was not drained, retired or closed meanwhile. When not, the
+   * container stays generic (it never lands in a pool nobody serves from).
+   */
+  wantsGeneric(): boolean {
+    return !this.#closed && !this.#dormant && this.#queue.length > 0;
+  }
+
+  /** Takes the generic container promised to this pool and serves the oldest waiter with it. */
   receiveGeneric(instance: PooledInstance): void {
     this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
     this.#adopt(instance);
-    if (this.#closed) return this.#retire(instance, 'closed');
     instance.idleSince = this.#context.now();
     this.#serveWaiters();
+  }
+
+  /** The promise of a generic container is withdrawn: nobody here waits for it any more. */
+  declineGeneric(): void {
+    this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
   }
 
   /** A promised generic container will not come: start one of our own if callers still wait. */
@@ -325,6 +351,7 @@ export class WarmPool {
       maxSize: this.#size.maxSize,
       strict: this.#strict,
       started: this.#started,
+      adopted: this.#adopted,
       retired: { ...this.#retired },
       ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
     };
@@ -339,7 +366,7 @@ export class WarmPool {
     if (this.#closed) return;
     while (
       this.#queue.length > this.#count('warming') + this.#promisedGeneric &&
-      this.total < this.#size.maxSize
+      this.#counted < this.#size.maxSize
     ) {
       if (!this.#worthStarting()) {
         this.#checkGrowthLater();
@@ -379,6 +406,7 @@ export class WarmPool {
   }
 
   #adopt(instance: PooledInstance): void {
+    this.#adopted += 1;
     instance.boundTo = this.key;
     instance.generation = this.#generation;
     this.#instances.add(instance);
@@ -439,6 +467,7 @@ export class WarmPool {
         maxLineBytes: defaults.maxLineBytes,
         startupTimeoutMs: defaults.startupTimeoutMs,
         timeoutGraceMs: defaults.timeoutGraceMs,
+        maxConcurrentCalls: defaults.maxConcurrentCalls,
         now: this.#context.now,
       });
       instance.connection = connection;
