@@ -54,6 +54,7 @@ beforeAll(async () => {
     GENERIC_POOL_SIZE: '1',
   });
   await plane.start();
+  await createEchoServer(plane, 'busy', []);
   await createEchoServer(plane, 'calm', ['quick']);
   await saveTool(plane, 'busy', 'hold', {
     description: 'Sleeps for ms milliseconds.',
@@ -69,7 +70,7 @@ afterAll(async () => {
 });
 
 faultIt(
-  'fails the callers beyond capacity with "no capacity" after the bounded wait, while other tools still answer',
+  'fails the callers beyond capacity with "no capacity" after the bounded wait, while another server still answers',
   async () => {
     // Both pools warm to their full size first, so the held containers are ready ones.
     const warm = await connect();
