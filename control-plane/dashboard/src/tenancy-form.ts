@@ -30,7 +30,6 @@ export function createTenancyForm(
     min: 1,
     class: 'short',
     value: server.maxContainers ?? '',
-    placeholder: 'half the budget',
   });
   const egress = h('textarea', { id: 'tenancy-egress', rows: 3, spellcheck: false });
   egress.value = server.egressAllow.join('\n');
@@ -42,7 +41,6 @@ export function createTenancyForm(
     min: 1,
     class: 'short',
     value: server.rateLimit?.perMinute ?? '',
-    placeholder: 'default',
   });
   const burst = h('input', {
     id: 'tenancy-burst',
@@ -50,7 +48,6 @@ export function createTenancyForm(
     min: 1,
     class: 'short',
     value: server.rateLimit?.burst ?? '',
-    placeholder: 'default',
   });
   const errorBox = h('p', { role: 'alert', class: 'error', id: 'tenancy-error' });
   const saved = h('p', { role: 'status', class: 'ok' });
