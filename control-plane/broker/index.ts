@@ -1,5 +1,5 @@
 /** The broker's public surface: sdk.http and sdk.db behind the egress policy. */
-export { Broker, type BrokerOptions } from './broker.js';
+export { Broker, type BrokerOptions, type BrokerCallContext } from './broker.js';
 export { EgressPolicy } from './egress/egress-policy.js';
 export { systemLookup, type HostLookup } from './egress/checked-resolver.js';
 export type { IpLiteral } from './egress/ip-address.js';

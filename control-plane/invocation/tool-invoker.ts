@@ -10,13 +10,13 @@ import { isMcphostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { resolveLimits, type InvocationLimits } from '../sandbox/limits.js';
 import type {
-  CallContext,
   InvocationOutcome,
   LogEntry,
   OutcomeError,
   ToolRuntime,
   InvokeHooks,
 } from '../sandbox/invocation.js';
+import type { BrokerCallContext } from '../broker/index.js';
 import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/records.js';
 import { checkArguments } from './arguments.js';
 import { createRedactor } from './redact.js';
@@ -32,16 +32,6 @@ export interface InvocableTool extends ToolDefinition {
   subdomain: string;
   name: string;
   version: number;
-}
-
-/** What the broker learns about each brokered call besides its arguments. */
-export interface BrokerCallContext extends CallContext {
-  /** The server (tenant) whose tool makes the call: pools and slots are partitioned by it. */
-  server: string;
-  /** The invocation making the call: a database handle keeps one connection per invocation. */
-  invocation: string;
-  /** The server's own egress allow entries, on top of the service-wide EGRESS_ALLOW. */
-  egressAllow: readonly string[];
 }
 
 /** The parts of a server's settings an invocation depends on (from the configuration cache). */
