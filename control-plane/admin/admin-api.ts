@@ -14,7 +14,8 @@ import { openApiDocument } from './openapi.js';
 import { addServerRoutes } from './server-routes.js';
 import { addToolRoutes } from './tool-routes.js';
 import { addPoolRoutes } from './pool-routes.js';
-import { addOperationsRoutes, addSecretRoutes } from './secret-and-log-routes.js';
+import { addInvocationRoutes } from './invocation-routes.js';
+import { addSecretRoutes } from './secret-routes.js';
 
 export interface AdminApiOptions {
   context: AdminContext;
@@ -40,7 +41,7 @@ export function createAdminApi(options: AdminApiOptions): Handler {
   addServerRoutes(api, options.context);
   addToolRoutes(api, options.context);
   addSecretRoutes(api, options.context);
-  addOperationsRoutes(api, options.context);
+  addInvocationRoutes(api, options.context);
   addPoolRoutes(api, options.context);
 
   const checkToken = (req: IncomingMessage, token: AdminToken, alternative?: AdminToken) => {

@@ -6,7 +6,13 @@ import { McphostError } from '../errors.js';
 import type { SandboxExit } from './driver.js';
 
 /** V8's own words when the heap limit is hit before the kernel's. */
-const HEAP_EXHAUSTED = /heap out of memory|Allocation failed - JavaScript heap|Reached heap limit/i;
+const HEAP_EXHAUSTED =
+  /heap out of memory|Allocation failed - JavaScript heap|FatalProcessOutOfMemory|Reached heap limit/i;
+
+/** True when stderr shows V8 gave up for lack of heap (the harness's own memory limit). */
+export function looksLikeHeapExhaustion(stderrTail: string): boolean {
+  return HEAP_EXHAUSTED.test(stderrTail);
+}
 
 /** ERR_TOOL_TIMEOUT naming the limit. */
 export function timeoutError(timeoutMs: number): McphostError {
@@ -28,7 +34,7 @@ export function faultFromExit(
   memoryMb: number | undefined,
   starting: boolean,
 ): McphostError {
-  if (exit.oomKilled || HEAP_EXHAUSTED.test(exit.stderrTail)) return memoryError(memoryMb);
+  if (exit.oomKilled || looksLikeHeapExhaustion(exit.stderrTail)) return memoryError(memoryMb);
   const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.exitCode ?? 'unknown'}`;
   const tail = exit.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 500);
   // Only start-up diagnostics are shown: once tool code ran, stderr may echo its data.

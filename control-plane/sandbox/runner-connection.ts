@@ -146,11 +146,6 @@ export class RunnerConnection {
     return this.#state === 'idle';
   }
 
-  /** Why the connection broke, once it has. */
-  get brokenBy(): McphostError | undefined {
-    return this.#brokenBy;
-  }
-
   /** Called once, when the connection breaks for any reason (also while idle). */
   onBroken(listener: (error: McphostError) => void): void {
     if (this.#brokenBy) listener(this.#brokenBy);

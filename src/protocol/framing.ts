@@ -51,10 +51,6 @@ export class LineReader<T> {
     this.#onFault = options.onFault;
   }
 
-  get faulted(): boolean {
-    return this.#faulted;
-  }
-
   push(chunk: Buffer): void {
     let start = 0;
     while (!this.#faulted) {

@@ -94,11 +94,6 @@ export class EgressPolicy {
     return new EgressPolicy(parsed, options.hostAddresses ?? systemHostAddresses);
   }
 
-  /** Builds the policy from the raw EGRESS_ALLOW value (comma- or space-separated; unset → public only). */
-  static fromEnvValue(value: string | undefined): EgressPolicy {
-    return EgressPolicy.fromAllowList((value ?? '').split(/[\s,]+/));
-  }
-
   /** A policy that allows globally reachable addresses only. */
   static publicOnly(): EgressPolicy {
     return new EgressPolicy([], systemHostAddresses);

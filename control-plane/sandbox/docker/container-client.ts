@@ -23,16 +23,6 @@ export interface ContainerEndState {
   oomKilled: boolean;
 }
 
-/** Resource changes applied to a live container. */
-export interface ContainerResourceUpdate {
-  /** Memory (and memory+swap) limit in MiB. */
-  memoryMb?: number;
-  /** CPU share in cores. */
-  cpus?: number;
-  /** Largest number of processes/threads. */
-  pids?: number;
-}
-
 /** What the sandbox layer may do to containers, and nothing more. */
 export interface ContainerClient {
   /** Resolves when the engine answers within `timeoutMs` (default 5 000). */
@@ -56,11 +46,7 @@ export interface ContainerClient {
   listByLabels(labels: Record<string, string>): Promise<ListedContainer[]>;
   /** Removes a container whatever its state; a container already gone is fine. */
   remove(id: string): Promise<void>;
-  /** Changes the resource limits of a live container. */
-  update(id: string, resources: ContainerResourceUpdate): Promise<void>;
 }
-
-const MIB = 1024 * 1024;
 
 /** {@link ContainerClient} over dockerode. */
 export class DockerodeContainerClient implements ContainerClient {
@@ -177,21 +163,6 @@ export class DockerodeContainerClient implements ContainerClient {
       // 409 "removal already in progress" ends the same way.
       if (isGone(error) || statusOf(error) === 409) return;
       throw unavailable('remove container', error);
-    }
-  }
-
-  async update(id: string, resources: ContainerResourceUpdate): Promise<void> {
-    const body: Record<string, number> = {};
-    if (resources.memoryMb !== undefined) {
-      body.Memory = resources.memoryMb * MIB;
-      body.MemorySwap = resources.memoryMb * MIB;
-    }
-    if (resources.cpus !== undefined) body.NanoCpus = Math.round(resources.cpus * 1e9);
-    if (resources.pids !== undefined) body.PidsLimit = resources.pids;
-    try {
-      await this.#docker.getContainer(id).update(body);
-    } catch (error) {
-      throw unavailable('update container', error);
     }
   }
 }

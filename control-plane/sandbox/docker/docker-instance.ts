@@ -7,7 +7,8 @@ import { constants } from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { SandboxExit, SandboxInstance } from '../driver.js';
 import type { ContainerClient } from './container-client.js';
-import { StderrTail, looksLikeHeapExhaustion } from './stderr-tail.js';
+import { looksLikeHeapExhaustion } from '../faults.js';
+import { StderrTail } from './stderr-tail.js';
 import { StreamDemuxer } from './stream-demuxer.js';
 import { StdoutFanout } from '../stdout-fanout.js';
 

@@ -38,10 +38,3 @@ export class StderrTail {
     this.#bytes = kept.length;
   }
 }
-
-/** True when stderr shows V8 gave up for lack of heap (the harness's own memory limit). */
-export function looksLikeHeapExhaustion(stderrTail: string): boolean {
-  return /heap out of memory|Allocation failed - JavaScript heap|FatalProcessOutOfMemory|Reached heap limit/i.test(
-    stderrTail,
-  );
-}

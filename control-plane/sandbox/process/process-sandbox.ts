@@ -11,11 +11,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { McphostError } from '../../errors.js';
 import type { SandboxDriver, SandboxExit, SandboxInstance, SandboxSpec } from '../driver.js';
-import {
-  DEFAULT_STDERR_TAIL_BYTES,
-  StderrTail,
-  looksLikeHeapExhaustion,
-} from '../docker/stderr-tail.js';
+import { DEFAULT_STDERR_TAIL_BYTES, StderrTail } from '../docker/stderr-tail.js';
+import { looksLikeHeapExhaustion } from '../faults.js';
 import { harnessNodeFlags } from '../image/harness-command.js';
 import { StdoutFanout } from '../stdout-fanout.js';
 

@@ -1,6 +1,6 @@
 /**
- * Secrets (write-only: names and update times go out, values never do) and
- * the invocation log.
+ * /api/servers/{sub}/secrets: write-only secrets — names and update times go
+ * out, values never do.
  */
 import { McphostError } from '../errors.js';
 import { sendJson } from '../http/error-response.js';
@@ -8,7 +8,7 @@ import type { Router } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import { secretNameSchema } from '../store/records.js';
 import { readJson, type AdminContext } from './admin-context.js';
-import { InvocationsQuery, SecretValueBody } from './schemas.js';
+import { SecretValueBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
 
 export function addSecretRoutes(router: Router, context: AdminContext): void {
@@ -40,15 +40,5 @@ export function addSecretRoutes(router: Router, context: AdminContext): void {
     await store.deleteSecret(params.sub!, params.name!);
     await context.cache.settled();
     res.writeHead(204).end();
-  });
-}
-
-export function addOperationsRoutes(router: Router, context: AdminContext): void {
-  const { store } = context;
-
-  router.add('GET', '/api/invocations', async ({ res, url }) => {
-    const query = parseInput(InvocationsQuery, Object.fromEntries(url.searchParams), 'query');
-    await context.flushInvocationLog();
-    sendJson(res, 200, { invocations: await store.listInvocations(query) });
   });
 }
