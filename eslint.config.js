@@ -27,6 +27,17 @@ export default tseslint.config(
     },
   },
   {
+    // The harness bootstrap is compiled in each tool context's realm (see
+    // runner-image/bootstrap/install.js): a script with the language's own
+    // globals and nothing of Node's or the host's.
+    files: ['runner-image/bootstrap/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { process: 'off', console: 'off' },
+    },
+    rules: { 'no-undef': 'error', strict: ['error', 'function'] },
+  },
+  {
     // Tests read JSON answers whose shape the assertions check.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -4,7 +4,7 @@
  * `dist/runner/lodash.min.js`. Skips work when the outputs are newer than every
  * input. Runnable as `tsx scripts/build-harness.ts`.
  */
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -13,6 +13,26 @@ import { isMainModule, listFiles, mtimeOrZero, newestMtime } from './file-times.
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Folders whose files go into the bundle. */
 const SOURCE_DIRS = ['runner-image', 'src'];
+
+/**
+ * The bootstrap's files, in the order they are stitched: every one declares one
+ * function and names nothing from another (install.js is handed the formatter).
+ */
+const BOOTSTRAP_DIR = path.join(ROOT, 'runner-image', 'bootstrap');
+const BOOTSTRAP_FILES = ['console-format.js', 'install.js'];
+
+/**
+ * The script tool-context.ts compiles in every tool context: the bootstrap's
+ * files, unchanged, inside one function whose result is `install`. Text, not
+ * a bundle: what runs is what was reviewed, and nothing of it is a module a
+ * tool could reach.
+ */
+export async function bootstrapSource(): Promise<string> {
+  const files = await Promise.all(
+    BOOTSTRAP_FILES.map((name) => readFile(path.join(BOOTSTRAP_DIR, name), 'utf8')),
+  );
+  return `(function () {\n${files.join('\n')}\nreturn bootstrap(createConsoleFormatter);\n})()`;
+}
 
 /** Options of `buildHarness`. */
 export interface BuildHarnessOptions {
@@ -49,6 +69,7 @@ export async function buildHarness(
       minify: false,
       sourcemap: false,
       legalComments: 'none',
+      define: { MCPHOST_BOOTSTRAP_SOURCE: JSON.stringify(await bootstrapSource()) },
       logLevel: 'warning',
     });
   }

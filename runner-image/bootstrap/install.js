@@ -1,0 +1,590 @@
+// @ts-check
+/**
+ * The code that runs inside every tool context before tool code does. The
+ * harness never imports it: the build inlines its text (with the console
+ * formatter's, see scripts/build-harness.ts) and tool-context.ts compiles that
+ * text in the context's realm, so every object and function tool code can
+ * reach is created here, in that realm. It must therefore name no Node or host
+ * global (eslint.config.js holds it to the language's own).
+ *
+ * It receives ONE host function (the bridge) and keeps it in a closure; it
+ * calls it directly (never through a property tool code could replace) and
+ * only with primitives. The bridge returns primitives only. Intrinsics are
+ * captured before tool code runs, so tool code that replaces JSON.stringify or
+ * Promise.prototype.then only confuses itself.
+ *
+ * Evaluating the built text yields `install(bridge)`, which returns the context
+ * API the host drives (see `ContextApi` in tool-context.ts).
+ */
+/* exported bootstrap */
+
+/** @typedef {import('../tool-context.js').HostBridge} HostBridge */
+/** @typedef {import('../tool-context.js').ContextApi} ContextApi */
+/** @typedef {[resolve: (value: unknown) => void, reject: (error: unknown) => void]} PendingCall */
+/** @typedef {[callback: Function, args: unknown[], repeat: boolean]} Timer */
+
+/**
+ * Takes the console formatter (console-format.js) and returns `install`.
+ * @param {(messageOf: (error: unknown) => string) => (args: unknown[]) => string} createConsoleFormatter
+ * @returns {(hostBridge: HostBridge) => ContextApi}
+ */
+function bootstrap(createConsoleFormatter) {
+  'use strict';
+  return function install(hostBridge) {
+    /** The context's global, as the untyped bag of properties it is to us. */
+    const G = /** @type {Record<string, unknown>} */ (globalThis);
+    const ObjectCreate = Object.create;
+    const ObjectFreeze = Object.freeze;
+    const ObjectKeys = Object.keys;
+    const ObjectDefineProperty = Object.defineProperty;
+    const ReflectApply = Reflect.apply;
+    const ArrayIsArray = Array.isArray;
+    const JSONStringify = JSON.stringify;
+    const JSONParse = JSON.parse;
+    const CtxPromise = Promise;
+    const promiseThen = Promise.prototype.then;
+    const promiseResolve = Promise.resolve;
+    const promiseReject = Promise.reject;
+    const CtxError = Error;
+    const CtxTypeError = TypeError;
+    const CtxRangeError = RangeError;
+    const StringCtor = String;
+    const regexpExec = RegExp.prototype.exec;
+    const TOOL_FRAME = /tool\.js:(\d+):(\d+)/;
+    const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+    /**
+     * The one way to the host. What the host threw (only a stack overflow can
+     * reach here) is never shown: it is a host object.
+     * @param {string} kind
+     * @param {string | number | boolean} [a]
+     * @param {string | number | boolean} [b]
+     * @param {number} [c]
+     * @param {number} [d]
+     */
+    function bridge(kind, a, b, c, d) {
+      try {
+        return hostBridge(kind, a, b, c, d);
+      } catch {
+        throw new CtxRangeError('Maximum call stack size exceeded');
+      }
+    }
+
+    /**
+     * `promise.then(...)` through the captured `then`.
+     * @param {unknown} promise
+     * @param {((value: any) => unknown) | undefined} onFulfilled
+     * @param {(error: unknown) => unknown} [onRejected]
+     * @returns {Promise<any>}
+     */
+    function then(promise, onFulfilled, onRejected) {
+      return ReflectApply(promiseThen, promise, [onFulfilled, onRejected]);
+    }
+
+    /**
+     * @param {string} code
+     * @param {string} message
+     */
+    function makeError(code, message) {
+      const error = new CtxError(message);
+      ObjectDefineProperty(error, 'code', {
+        value: code,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+      return error;
+    }
+
+    /**
+     * @param {string} code
+     * @param {string} message
+     * @returns {Promise<never>}
+     */
+    function rejected(code, message) {
+      return ReflectApply(promiseReject, CtxPromise, [makeError(code, message)]);
+    }
+
+    /** @param {any} error anything tool code threw; read defensively */
+    function messageOf(error) {
+      try {
+        if (error !== null && typeof error === 'object' && typeof error.message === 'string') {
+          return error.message;
+        }
+        return StringCtor(error);
+      } catch {
+        return 'a value that cannot be described';
+      }
+    }
+
+    const formatArguments = createConsoleFormatter(messageOf);
+
+    // ---------------------------------------------------------------- brokered calls
+    let closed = false;
+    /** @type {Record<number, PendingCall>} */
+    const pending = ObjectCreate(null);
+
+    /**
+     * @param {string} op
+     * @param {unknown} args
+     * @returns {Promise<unknown>}
+     */
+    function callHost(op, args) {
+      let argsJson;
+      try {
+        argsJson = JSONStringify(args);
+      } catch (error) {
+        return rejected(
+          'ERR_INVALID_ARGUMENT',
+          'arguments of ' + op + ' are not JSON-serialisable: ' + messageOf(error),
+        );
+      }
+      if (typeof argsJson !== 'string') {
+        return rejected('ERR_INVALID_ARGUMENT', 'arguments of ' + op + ' are missing');
+      }
+      return new CtxPromise(function (resolve, reject) {
+        if (closed) {
+          reject(makeError('ERR_CANCELLED', 'the invocation has ended'));
+          return;
+        }
+        const id = bridge('call', op, argsJson);
+        if (typeof id !== 'number') {
+          reject(makeError('ERR_CANCELLED', 'the invocation has ended'));
+          return;
+        }
+        // A negative id is minus the largest line the host may send: these arguments are over it.
+        if (id < 0) {
+          reject(
+            makeError(
+              'ERR_INVALID_ARGUMENT',
+              'arguments of ' +
+                op +
+                ' are too large: more than ' +
+                -id +
+                ' bytes once encoded as JSON; send less (a smaller body, fewer or smaller values)',
+            ),
+          );
+          return;
+        }
+        pending[id] = [resolve, reject];
+      });
+    }
+
+    /**
+     * @param {number} id
+     * @param {boolean} ok
+     * @param {string} payload
+     * @param {string} code
+     */
+    function settle(id, ok, payload, code) {
+      const entry = pending[id];
+      if (entry === undefined) return false;
+      delete pending[id];
+      if (!ok) {
+        entry[1](makeError(code, payload));
+        return true;
+      }
+      let value;
+      try {
+        value = JSONParse(payload);
+      } catch (error) {
+        entry[1](makeError('ERR_INTERNAL', 'the reply could not be read: ' + messageOf(error)));
+        return true;
+      }
+      entry[0](value);
+      return true;
+    }
+
+    /** @param {{ status: number, body: string, headers: unknown }} value what the host's http call answered */
+    function toResponse(value) {
+      const status = value.status;
+      const body = value.body;
+      const headers = value.headers;
+      return ObjectFreeze({
+        status: function status_() {
+          return status;
+        },
+        body: function body_() {
+          return body;
+        },
+        headers: function headers_() {
+          return JSONParse(JSONStringify(headers));
+        },
+        json: function json() {
+          return JSONParse(body);
+        },
+      });
+    }
+
+    /** @param {any} request what tool code passed to sdk.http; read defensively */
+    function http(request) {
+      if (request === null || typeof request !== 'object') {
+        return rejected(
+          'ERR_INVALID_ARGUMENT',
+          'sdk.http expects an object {method, url, headers?, body?}',
+        );
+      }
+      const args = {
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+      };
+      return then(callHost('http', args), toResponse);
+    }
+
+    /** @param {any} target what tool code passed to sdk.db; read defensively */
+    function db(target) {
+      if (target === null || typeof target !== 'object') {
+        throw makeError('ERR_INVALID_ARGUMENT', 'sdk.db expects an object {type, connection}');
+      }
+      const type = target.type;
+      const connection = target.connection;
+      return ObjectFreeze({
+        /**
+         * @param {unknown} table
+         * @param {unknown} where
+         */
+        select: function select(table, where) {
+          return callHost('db.select', {
+            type: type,
+            connection: connection,
+            table: table,
+            where: where === undefined ? {} : where,
+          });
+        },
+        /**
+         * @param {unknown} table
+         * @param {unknown} row
+         */
+        insert: function insert(table, row) {
+          return callHost('db.insert', {
+            type: type,
+            connection: connection,
+            table: table,
+            row: row,
+          });
+        },
+        /**
+         * @param {unknown} sql
+         * @param {unknown} values
+         */
+        query: function query(sql, values) {
+          return callHost('db.query', {
+            type: type,
+            connection: connection,
+            sql: sql,
+            values: values === undefined ? [] : values,
+          });
+        },
+      });
+    }
+
+    // lodash is evaluated in this context on first use (2–7 ms of CPU): most tools
+    // never touch it, and those that do get it evaluated ahead, while idle (see
+    // ToolContextFactory.create).
+    /** @type {unknown} */
+    let lodashValue;
+    function lodash() {
+      if (lodashValue === undefined) {
+        G.self = G; // lodash looks for a global 'self' to attach to
+        bridge('lodash');
+        lodashValue = G._;
+        delete G._;
+        delete G.self;
+      }
+      return lodashValue;
+    }
+    const sdk = { http: http, db: db };
+    ObjectDefineProperty(sdk, 'lodash', { enumerable: true, configurable: false, get: lodash });
+
+    // ---------------------------------------------------------------- console
+    /** @param {string} level */
+    function logger(level) {
+      return function () {
+        const args = [];
+        for (let i = 0; i < arguments.length; i++) args[i] = arguments[i];
+        bridge('log', level, formatArguments(args));
+      };
+    }
+
+    const toolConsole = ObjectFreeze({
+      log: logger('log'),
+      info: logger('info'),
+      warn: logger('warn'),
+      error: logger('error'),
+      debug: logger('debug'),
+      trace: logger('debug'),
+      dir: logger('log'),
+    });
+
+    // ---------------------------------------------------------------- timers
+    /** @type {Record<number, Timer>} */
+    const timers = ObjectCreate(null);
+
+    /**
+     * @param {unknown} callback
+     * @param {any} delay milliseconds, converted as `+delay` converts them
+     * @param {unknown[]} args
+     * @param {boolean} repeat
+     */
+    function startTimer(callback, delay, args, repeat) {
+      if (typeof callback !== 'function') {
+        throw new CtxTypeError('The "callback" argument must be of type function');
+      }
+      let ms = +delay;
+      if (!(ms >= 1 && ms <= 2147483647)) ms = 1;
+      const id = bridge('timer', ms, repeat);
+      if (typeof id !== 'number') return 0;
+      timers[id] = [callback, args, repeat];
+      return id;
+    }
+
+    /** @param {unknown} id */
+    function stopTimer(id) {
+      if (typeof id !== 'number' || timers[id] === undefined) return;
+      delete timers[id];
+      bridge('clear', id);
+    }
+
+    /**
+     * @param {IArguments} args
+     * @param {number} from
+     */
+    function restArguments(args, from) {
+      const rest = [];
+      for (let i = from; i < args.length; i++) rest[rest.length] = args[i];
+      return rest;
+    }
+
+    /**
+     * @param {unknown} callback
+     * @param {unknown} delay
+     */
+    G.setTimeout = function setTimeout(callback, delay) {
+      return startTimer(callback, delay, restArguments(arguments, 2), false);
+    };
+    /**
+     * @param {unknown} callback
+     * @param {unknown} delay
+     */
+    G.setInterval = function setInterval(callback, delay) {
+      return startTimer(callback, delay, restArguments(arguments, 2), true);
+    };
+    /** @param {unknown} id */
+    G.clearTimeout = function clearTimeout(id) {
+      stopTimer(id);
+    };
+    /** @param {unknown} id */
+    G.clearInterval = function clearInterval(id) {
+      stopTimer(id);
+    };
+    /** @param {unknown} callback */
+    G.queueMicrotask = function queueMicrotask(callback) {
+      if (typeof callback !== 'function') {
+        throw new CtxTypeError('The "callback" argument must be of type function');
+      }
+      then(ReflectApply(promiseResolve, CtxPromise, []), function () {
+        callback();
+      });
+    };
+
+    /** @param {number} id */
+    function fire(id) {
+      const timer = timers[id];
+      if (timer === undefined || closed) return;
+      if (!timer[2]) delete timers[id];
+      try {
+        ReflectApply(timer[0], undefined, timer[1]);
+      } catch (error) {
+        fail(error);
+      }
+    }
+
+    // ---------------------------------------------------------------- the result
+    /** @param {string} key */
+    function pathKey(key) {
+      return ReflectApply(regexpExec, IDENTIFIER, [key]) !== null
+        ? '.' + key
+        : '[' + JSONStringify(key) + ']';
+    }
+
+    /**
+     * Finds why JSON.stringify refused a value, with the path to the culprit.
+     * @param {any} value part of the tool's result; read defensively
+     * @param {string} path
+     * @param {unknown[]} stack
+     * @returns {string | null}
+     */
+    function findUnserialisable(value, path, stack) {
+      if (
+        value !== null &&
+        (typeof value === 'object' || typeof value === 'bigint') &&
+        typeof value.toJSON === 'function'
+      ) {
+        value = value.toJSON();
+      }
+      if (typeof value === 'bigint') return 'a BigInt at ' + (path || 'the top level');
+      if (value === null || typeof value !== 'object') return null;
+      for (let i = 0; i < stack.length; i++) {
+        if (stack[i] === value) return 'a circular reference at ' + (path || 'the top level');
+      }
+      stack[stack.length] = value;
+      let found = null;
+      if (ArrayIsArray(value)) {
+        for (let i = 0; i < value.length && found === null; i++) {
+          found = findUnserialisable(value[i], path + '[' + i + ']', stack);
+        }
+      } else {
+        const keys = ObjectKeys(value);
+        for (let i = 0; i < keys.length && found === null; i++) {
+          const key = /** @type {string} */ (keys[i]);
+          found = findUnserialisable(value[key], path + pathKey(key), stack);
+        }
+      }
+      stack.length = stack.length - 1;
+      return found;
+    }
+
+    /**
+     * @param {unknown} value
+     * @param {unknown} error
+     */
+    function describeUnserialisable(value, error) {
+      let culprit = null;
+      try {
+        culprit = findUnserialisable(value, '', []);
+      } catch {
+        // A getter or toJSON that throws: fall back to JSON.stringify's message.
+      }
+      if (culprit !== null) return 'result contains ' + culprit + '; return JSON data instead';
+      return 'result cannot be serialised to JSON: ' + messageOf(error);
+    }
+
+    /** @param {unknown} value what the tool's promise resolved to */
+    function succeed(value) {
+      if (value === undefined) {
+        bridge('ok', 'null');
+        return;
+      }
+      const kind = typeof value;
+      if (kind === 'function' || kind === 'symbol' || kind === 'bigint') {
+        const what = kind === 'bigint' ? 'a BigInt' : 'a ' + kind;
+        bridge(
+          'fail',
+          'ERR_RESULT_NOT_SERIALISABLE',
+          'result is ' +
+            what +
+            '; return JSON data (object, array, string, number, boolean or null)',
+        );
+        return;
+      }
+      let json;
+      try {
+        json = JSONStringify(value);
+      } catch (error) {
+        bridge('fail', 'ERR_RESULT_NOT_SERIALISABLE', describeUnserialisable(value, error));
+        return;
+      }
+      bridge('ok', typeof json === 'string' ? json : 'null');
+    }
+
+    /** @param {any} thrown what tool code threw or rejected with; read defensively */
+    function fail(thrown) {
+      let message;
+      let line;
+      let column;
+      try {
+        if (
+          thrown !== null &&
+          (typeof thrown === 'object' || typeof thrown === 'function') &&
+          typeof thrown.message === 'string'
+        ) {
+          message = thrown.message;
+          const stack = thrown.stack;
+          const frame =
+            typeof stack === 'string' ? ReflectApply(regexpExec, TOOL_FRAME, [stack]) : null;
+          if (frame !== null) {
+            // Both groups of TOOL_FRAME take part in every match.
+            line = +(/** @type {string} */ (frame[1]));
+            column = +(/** @type {string} */ (frame[2]));
+          }
+        } else {
+          message = StringCtor(thrown);
+        }
+      } catch {
+        message = 'tool code threw a value that cannot be described';
+      }
+      bridge(
+        'fail',
+        'ERR_TOOL_ERROR',
+        typeof message === 'string' ? message : 'tool code threw',
+        line,
+        column,
+      );
+    }
+
+    // ---------------------------------------------------------------- the API the host drives
+    /**
+     * @param {unknown} tool
+     * @param {string} paramsJson
+     * @param {string} envJson
+     */
+    function start(tool, paramsJson, envJson) {
+      const params = JSONParse(paramsJson);
+      const env = ObjectFreeze(JSONParse(envJson));
+      let promise;
+      try {
+        promise = ReflectApply(/** @type {Function} */ (tool), undefined, [
+          params,
+          env,
+          toolConsole,
+          sdk,
+        ]);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      then(promise, succeed, fail);
+    }
+
+    function cancel() {
+      closed = true;
+      const ids = ObjectKeys(timers);
+      for (let i = 0; i < ids.length; i++) delete timers[/** @type {any} */ (ids[i])];
+      const calls = ObjectKeys(pending);
+      for (let i = 0; i < calls.length; i++) {
+        const key = /** @type {any} */ (calls[i]);
+        const entry = /** @type {PendingCall} */ (pending[key]);
+        delete pending[key];
+        entry[1](makeError('ERR_CANCELLED', 'the invocation was cancelled'));
+      }
+    }
+
+    ObjectFreeze(sdk);
+
+    // What the engine settles on its own schedule, outside the drains the host
+    // controls (see tool-context.ts): a FinalizationRegistry callback would run
+    // tool code after its invocation ended; a timed-out Atomics.waitAsync, or the
+    // refusal of WebAssembly.compile (code generation is off), would settle after
+    // the drain and leave the tool waiting for one that never comes.
+    delete G.FinalizationRegistry;
+    delete G.WebAssembly;
+    if (typeof Atomics === 'object') {
+      delete (/** @type {{ waitAsync?: unknown }} */ (Atomics).waitAsync);
+    }
+
+    /** Evaluates lodash now (while idle), so the tool's first sdk.lodash costs nothing. */
+    function preloadLodash() {
+      lodash();
+    }
+
+    return ObjectFreeze({
+      start: start,
+      settle: settle,
+      fire: fire,
+      cancel: cancel,
+      preloadLodash: preloadLodash,
+    });
+  };
+}
