@@ -31,6 +31,7 @@ import {
 import { lineEcho } from './raw-echo.js';
 import { RawMcpSession } from './raw-mcp-session.js';
 import { percentile } from './stats.js';
+import { waitFor } from './wait-for.js';
 
 const SERVERS = Number(process.env.MANY_TOOLS_SERVERS ?? 100);
 const TOOLS_PER_SERVER = 10;
@@ -295,14 +296,6 @@ async function rawColdStart(image: string): Promise<number> {
     await driver.close();
   }
   return percentile(times, 50);
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

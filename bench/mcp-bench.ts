@@ -22,6 +22,7 @@ import { startTestControlPlane, type TestControlPlane } from '../test/support/co
 import { lineEcho } from './raw-echo.js';
 import { benchAgent as agent, RawMcpSession } from './raw-mcp-session.js';
 import { percentile } from './stats.js';
+import { waitFor } from './wait-for.js';
 
 export interface McpBenchFigures {
   warm: {
@@ -118,15 +119,6 @@ async function saveTool(plane: TestControlPlane, server: string, name: string): 
     code: 'return 1;',
   });
   if (saved.status >= 300) throw new Error(`saving ${name}: ${JSON.stringify(saved.body)}`);
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('condition not met in time');
 }
 
 /** The control plane of the MCP bench: defaults, but pools big enough for 32 clients. */

@@ -24,31 +24,13 @@ export function createTenancyForm(
     ['runsc', 'gVisor (runsc)'],
   ]);
   runtime.value = server.runtime;
-  const maxContainers = h('input', {
-    id: 'tenancy-max-containers',
-    type: 'number',
-    min: 1,
-    class: 'short',
-    value: server.maxContainers ?? '',
-  });
+  const maxContainers = numberInput('tenancy-max-containers', server.maxContainers);
   const egress = h('textarea', { id: 'tenancy-egress', rows: 3, spellcheck: false });
   egress.value = server.egressAllow.join('\n');
   const origins = h('textarea', { id: 'tenancy-origins', rows: 2, spellcheck: false });
   origins.value = server.allowedOrigins.join('\n');
-  const perMinute = h('input', {
-    id: 'tenancy-rate',
-    type: 'number',
-    min: 1,
-    class: 'short',
-    value: server.rateLimit?.perMinute ?? '',
-  });
-  const burst = h('input', {
-    id: 'tenancy-burst',
-    type: 'number',
-    min: 1,
-    class: 'short',
-    value: server.rateLimit?.burst ?? '',
-  });
+  const perMinute = numberInput('tenancy-rate', server.rateLimit?.perMinute);
+  const burst = numberInput('tenancy-burst', server.rateLimit?.burst);
   const errorBox = h('p', { role: 'alert', class: 'error', id: 'tenancy-error' });
   const saved = h('p', { role: 'status', class: 'ok' });
   const warningList = h('ul', { class: 'warnings', 'aria-label': 'Warnings', hidden: true });
@@ -146,6 +128,11 @@ export function createTenancyForm(
     h('button', { type: 'submit' }, 'Save sharing settings'),
   );
   return form;
+}
+
+/** A short whole-number field, empty when the setting is unset. */
+function numberInput(id: string, value: number | null | undefined): HTMLInputElement {
+  return h('input', { id, type: 'number', min: 1, class: 'short', value: value ?? '' });
 }
 
 function select(id: string, options: [string, string][]): HTMLSelectElement {
