@@ -29,6 +29,8 @@ export interface PoolAdministration {
   stats(): unknown[];
   serverStats(): unknown[];
   budgetStats(): { maxTotal: number };
+  /** Sizes set per unit (every stored one is applied at start and on change). */
+  sizes(): { unit: string; minWarm: number; maxSize: number }[];
   /** Throws ERR_VALIDATION when the size breaks the caps; changes nothing. */
   checkPoolSize(unit: string, settings: { minWarm: number; maxSize: number }): void;
   configurePool(unit: string, settings: { minWarm: number; maxSize: number }): unknown;

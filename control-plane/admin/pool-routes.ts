@@ -17,17 +17,13 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
   const { config, store } = context;
 
   router.add('GET', '/api/pools', async ({ res }) => {
-    const saved = await store.getPoolSettings();
     sendJson(res, 200, {
       budget: context.pools.budgetStats(),
       servers: context.pools.serverStats(),
       pools: context.pools.stats(),
-      // Sizes an admin saved, by unit, whether or not a pool of the unit runs now.
-      sizes: saved.map(({ subdomain, tool, minWarm, maxSize }) => ({
-        unit: poolUnitOf(subdomain, tool),
-        minWarm,
-        maxSize,
-      })),
+      // Sizes an admin saved, by unit, whether or not a pool of the unit runs now
+      // (the pools hold every stored size: no store read per poll of the dashboard).
+      sizes: context.pools.sizes(),
       defaults: {
         minWarm: config.poolMinWarm,
         maxSize: config.poolMaxSize,

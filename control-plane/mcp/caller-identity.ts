@@ -5,6 +5,7 @@
  * callers produce the same key (a `:`-joined key could: sub `x:y` + client
  * `z` equals sub `x` + client `y:z`).
  */
+import { isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Caller } from '../invocation/tool-invoker.js';
 
@@ -32,9 +33,12 @@ export function quotaKeyOf(caller: Caller, remoteAddress: string | undefined): s
 
 /** The address an anonymous caller is counted by: IPv4 as is, IPv6 by its /64. */
 function networkOf(remoteAddress: string | undefined): string {
-  if (remoteAddress === undefined || !ipaddr.isValid(remoteAddress)) return 'unknown';
-  const address = ipaddr.process(remoteAddress); // IPv4-mapped IPv6 → IPv4
-  if (address.kind() === 'ipv4') return address.toString();
-  const parts = (address as ipaddr.IPv6).parts.slice(0, 4);
+  if (remoteAddress === undefined) return 'unknown';
+  // Every request asks: the socket's address is already canonical, so IPv4 needs no parsing.
+  if (isIPv4(remoteAddress)) return remoteAddress;
+  const mapped = remoteAddress.startsWith('::ffff:') ? remoteAddress.slice(7) : undefined;
+  if (mapped !== undefined && isIPv4(mapped)) return mapped;
+  if (!isIPv6(remoteAddress)) return 'unknown';
+  const parts = ipaddr.IPv6.parse(remoteAddress).parts.slice(0, 4);
   return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
 }

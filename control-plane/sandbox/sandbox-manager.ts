@@ -311,7 +311,12 @@ export class SandboxManager {
       pool.retireAll('retired-tool', true);
       if (pool.total === 0 && pool.queued === 0) this.#pools.delete(key);
     }
-    if (deleted) this.#budget.forget(server);
+    if (!deleted) return;
+    this.#budget.forget(server);
+    // Its stored sizes went with it (the store cascades): so do ours.
+    for (const unit of [...this.#unitSizes.keys()]) {
+      if (unit === server || unit.startsWith(`${server}/`)) this.#unitSizes.delete(unit);
+    }
   }
 
   /** Applies a server's container maximum (null: its share of the budget) at once. */
@@ -322,6 +327,11 @@ export class SandboxManager {
   /** Per-pool figures, the generic pool first. */
   stats(): PoolStats[] {
     return this.#allPools().map((pool) => pool.stats());
+  }
+
+  /** Sizes set per unit, in the order they were set. */
+  sizes(): { unit: string; minWarm: number; maxSize: number }[] {
+    return [...this.#unitSizes].map(([unit, size]) => ({ unit, ...size }));
   }
 
   /** Per-server figures: containers by state, recent starts and evictions, share of the budget. */
@@ -410,9 +420,7 @@ export class SandboxManager {
     // the least of their fair share are served first.
     queueMicrotask(() => {
       const waiting = [...this.#pools.values()].filter((pool) => pool.queued > 0);
-      const used = new Map(waiting.map((pool) => [pool, this.#budget.shareUsed(pool.server!)]));
-      waiting.sort((a, b) => used.get(a)! - used.get(b)!);
-      for (const pool of waiting) pool.grow();
+      for (const pool of this.#budget.mostDeprivedFirst(waiting)) pool.grow();
       this.#generic?.pool.refill();
     });
   }

@@ -9,6 +9,7 @@ import {
   newServerSchema,
   serverSettingsPatchSchema,
   serverSettingsSchema,
+  serverTenancySchema,
   type NewServer,
   type ServerRecord,
   type ServerSettings,
@@ -163,28 +164,21 @@ export async function deleteServer(context: StoreContext, subdomain: string): Pr
 }
 
 function settingsOf(server: ServerRecord): ServerSettings {
-  return {
-    name: server.name,
-    securityMode: server.securityMode,
-    oauthServerUrl: server.oauthServerUrl,
-    oauthMetadata: server.oauthMetadata,
-    oauthAudience: server.oauthAudience,
-    oauthRequiredScopes: server.oauthRequiredScopes,
-    limits: server.limits,
-    ...tenancyOf(server),
-    active: server.active,
-  };
+  return fieldsOf(server, serverSettingsSchema.shape);
 }
 
 function tenancyOf(settings: ServerTenancy): ServerTenancy {
-  return {
-    isolation: settings.isolation,
-    runtime: settings.runtime,
-    maxContainers: settings.maxContainers,
-    egressAllow: settings.egressAllow,
-    allowedOrigins: settings.allowedOrigins,
-    rateLimit: settings.rateLimit,
-  };
+  return fieldsOf(settings, serverTenancySchema.shape);
+}
+
+/** The fields a schema names, taken from a larger record (what is stored, and nothing else). */
+function fieldsOf<T extends object, Shape extends object>(
+  record: T,
+  shape: Shape,
+): Pick<T, Extract<keyof Shape, keyof T>> {
+  const picked: Partial<T> = {};
+  for (const key of Object.keys(shape) as (keyof T)[]) picked[key] = record[key];
+  return picked as Pick<T, Extract<keyof Shape, keyof T>>;
 }
 
 function subdomainTaken(subdomain: string): McphostError {

@@ -88,11 +88,7 @@ export class ContainerBudget {
 
   /** Servers holding containers or waiting for one. */
   activeServers(): Set<string> {
-    const active = new Set<string>();
-    for (const pool of this.#pools()) {
-      if (pool.server !== undefined && (pool.total > 0 || pool.queued > 0)) active.add(pool.server);
-    }
-    return active;
+    return this.#tally().active;
   }
 
   /** Most containers a server may hold at once. */
@@ -105,25 +101,26 @@ export class ContainerBudget {
   /** True when one more container may be created for `requester` (a demand may evict elsewhere). */
   reserve(requester: WarmPool, purpose: StartPurpose): boolean {
     const server = requester.server;
-    const held = server === undefined ? 0 : this.held(server);
+    const tally = this.#tally();
+    const held = server === undefined ? 0 : tally.heldBy(server);
     // At its ceiling a server may only trade one of its own idle containers (another shape or tool).
     if (server !== undefined && held >= this.ceiling(server)) {
       return (
         purpose === 'demand' && this.#evictLeastRecent(requester, (pool) => pool.server === server)
       );
     }
-    if (this.used() < this.maxTotal) return true;
+    if (tally.used < this.maxTotal) return true;
     // The budget is full. Refills wait for free budget; only a caller's lease may make room.
     if (purpose === 'refill' || server === undefined) return false;
-    const active = this.activeServers();
     // A server already at its fair share takes from itself, never from others.
-    if (held + 1 > Math.max(1, this.#fairShare(server, active))) {
+    if (held + 1 > Math.max(1, this.#fairShare(server, tally.active))) {
       return this.#evictLeastRecent(requester, (pool) => pool.server === server);
     }
     return this.#evictLeastRecent(
       requester,
       (pool) =>
-        pool.server === undefined || this.held(pool.server) > this.#fairShare(pool.server, active),
+        pool.server === undefined ||
+        tally.heldBy(pool.server) > this.#fairShare(pool.server, tally.active),
     );
   }
 
@@ -134,21 +131,28 @@ export class ContainerBudget {
    */
   shouldYield(pool: WarmPool): boolean {
     const server = pool.server;
-    if (server === undefined || this.used() < this.maxTotal) return false;
-    const active = this.activeServers();
-    if (this.held(server) <= this.#fairShare(server, active)) return false;
+    if (server === undefined) return false;
+    const tally = this.#tally();
+    if (tally.used < this.maxTotal) return false;
+    if (tally.heldBy(server) <= this.#fairShare(server, tally.active)) return false;
     for (const other of this.#pools()) {
       if (other.server === undefined || other.server === server) continue;
       if (other.queued <= other.counts().warming) continue;
-      const share = Math.max(1, this.#fairShare(other.server, active));
-      if (this.held(other.server) + 1 <= share) return true;
+      const share = Math.max(1, this.#fairShare(other.server, tally.active));
+      if (tally.heldBy(other.server) + 1 <= share) return true;
     }
     return false;
   }
 
-  /** How much of its fair share a server holds (0 = nothing, 1 = all of it): who is served first. */
-  shareUsed(server: string): number {
-    return this.held(server) / Math.max(1, this.#fairShare(server, this.activeServers()));
+  /** Orders pools so that those whose servers hold the least of their fair share come first. */
+  mostDeprivedFirst(pools: WarmPool[]): WarmPool[] {
+    const tally = this.#tally();
+    const used = (pool: WarmPool): number =>
+      tally.heldBy(pool.server!) / Math.max(1, this.#fairShare(pool.server!, tally.active));
+    return pools
+      .map((pool) => ({ pool, used: used(pool) }))
+      .sort((a, b) => a.used - b.used)
+      .map((entry) => entry.pool);
   }
 
   /** Evicts the longest-idle container among the pools `eligible` accepts, other than `requester`'s. */
@@ -161,6 +165,20 @@ export class ContainerBudget {
       if (since !== undefined && since < oldest) [victim, oldest] = [pool, since];
     }
     return victim?.evictOne() ?? false;
+  }
+
+  /** One pass over the pools: containers in all, per server, and the active servers. */
+  #tally(): { used: number; heldBy(server: string): number; active: Set<string> } {
+    let used = 0;
+    const held = new Map<string, number>();
+    const active = new Set<string>();
+    for (const pool of this.#pools()) {
+      used += pool.total;
+      if (pool.server === undefined) continue;
+      held.set(pool.server, (held.get(pool.server) ?? 0) + pool.total);
+      if (pool.total > 0 || pool.queued > 0) active.add(pool.server);
+    }
+    return { used, heldBy: (server) => held.get(server) ?? 0, active };
   }
 
   /** Per-server figures: containers by state, recent starts and evictions, share of the budget. */

@@ -5,7 +5,7 @@
  */
 import type { McphostError } from '../../errors.js';
 import type { SandboxDriver } from '../driver.js';
-import type { ContainerShape } from './pool-key.js';
+import type { PoolIdentity } from './pool-key.js';
 import type { PooledInstance, RetireReason } from './pooled-instance.js';
 import type { ResolvedPoolDefaults } from './pool-settings.js';
 import type { StartPurpose, StartQueue } from './start-queue.js';
@@ -85,11 +85,5 @@ export interface PoolStats {
   lastError?: string;
 }
 
-/** The identity a pool is created with. */
-export interface PoolIdentityInput {
-  key: string;
-  /** Absent for the generic pool. */
-  server?: string;
-  tool?: string;
-  shape: ContainerShape;
-}
+/** The identity a pool is created with: a server's (see `poolIdentityOf`), or the generic pool's, which has no server. */
+export type PoolIdentityInput = Omit<PoolIdentity, 'server'> & { server?: string };

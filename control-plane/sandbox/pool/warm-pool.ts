@@ -64,7 +64,7 @@ export class WarmPool {
   #growTimer: NodeJS.Timeout | undefined;
   /** Generic containers starting elsewhere that are promised to this pool's waiters. */
   #promisedGeneric = 0;
-  /** When the pool last leased a container: idle pools above minWarm shrink first. */
+  /** When the pool last leased a container: an empty pool unused for the TTL is forgotten. */
   lastLeasedAt = 0;
 
   constructor(identity: PoolIdentityInput, size: PoolSize, context: PoolContext) {
@@ -312,7 +312,13 @@ export class WarmPool {
 
   /** The oldest idle-since time, for choosing whom to evict. */
   oldestIdleSince(): number | undefined {
-    return this.#idleOldestFirst()[0]?.idleSince;
+    let oldest: number | undefined;
+    for (const instance of this.#instances) {
+      if (instance.state === 'idle' && (oldest === undefined || instance.idleSince < oldest)) {
+        oldest = instance.idleSince;
+      }
+    }
+    return oldest;
   }
 
   /** Fails waiters and kills every container, leased ones included. */
