@@ -488,6 +488,67 @@ describe('SandboxManager with a fake driver', () => {
     expect(driver.live()).toHaveLength(0);
   });
 
+  it('an over-share server does not yield to a server whose pool is full (no container churn)', async () => {
+    const driver = new FakeDriver();
+    driver.readyDelayMs = 50;
+    const sandbox = manager(driver, {
+      defaults: {
+        minWarm: 0,
+        maxSize: 2,
+        queueTimeoutMs: 5_000,
+        limits: { ...limits, timeoutMs: 2_000 },
+      },
+      caps: { maxSizePerPool: 8, maxTotal: 8, serverShare: 0.75 },
+    });
+    // A: three tools of its own, two containers each: 6 of 8, over its fair share of 4.
+    // B: one tool at its pool's maxSize (2), always with a caller queued: within its share, but it cannot grow.
+    let stop = false;
+    const loop = (poolKey: string, code: string) => async () => {
+      while (!stop) await sandbox.invoke(tool(code, { poolKey }), hooks);
+    };
+    const loops = [
+      ...['A/a1', 'A/a2', 'A/a3'].flatMap((key) =>
+        Array.from({ length: 3 }, loop(key, 'slow:150')),
+      ),
+      ...Array.from({ length: 3 }, loop('B/b', 'slow:20')),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    stop = true;
+    await Promise.all(loops);
+    const rebalanced = sandbox
+      .stats()
+      .filter((pool) => pool.server === 'A')
+      .reduce((sum, pool) => sum + (pool.retired.rebalanced ?? 0), 0);
+    // B could never take a yielded container: yielding would only churn A's warm containers.
+    expect(rebalanced).toBeLessThanOrEqual(1);
+    expect(poolStats(sandbox, 'B/b').started).toBe(2);
+  });
+
+  it('a promised generic container does not take a server past its maxContainers', async () => {
+    const driver = new FakeDriver();
+    driver.readyDelayMs = 200;
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 0, maxSize: 4, limits: { ...limits, timeoutMs: 2_000 } },
+      generic: { size: 1 },
+      caps: { maxSizePerPool: 8, maxTotal: 8 },
+    });
+    sandbox.setServerMaxContainers('S', 1);
+    await sandbox.start();
+    let peak = 0;
+    const watch = setInterval(() => {
+      const entry = sandbox.serverStats().find((server) => server.server === 'S');
+      if (entry) peak = Math.max(peak, entry.containers.total);
+    }, 5);
+    // The first caller is promised the generic container still starting; the second starts S's own.
+    const first = sandbox.invoke(tool('slow:300', { poolKey: 'S/t' }), hooks);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = sandbox.invoke(tool('slow:300', { poolKey: 'S/t' }), hooks);
+    const outcomes = await Promise.all([first, second]);
+    clearInterval(watch);
+    expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+    expect(peak).toBeLessThanOrEqual(1);
+  });
+
   it('keeps logs up to the budget with one notice, and forwards them live', async () => {
     const sandbox = manager(new FakeDriver());
     const live: string[] = [];

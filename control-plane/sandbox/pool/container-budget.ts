@@ -137,7 +137,8 @@ export class ContainerBudget {
     if (tally.heldBy(server) <= this.#fairShare(server, tally.active)) return false;
     for (const other of this.#pools()) {
       if (other.server === undefined || other.server === server) continue;
-      if (other.queued <= other.counts().warming) continue;
+      // Yielding to a pool that would not start a container with the place only churns ours.
+      if (!other.wouldGrow()) continue;
       const share = Math.max(1, this.#fairShare(other.server, tally.active));
       if (tally.heldBy(other.server) + 1 <= share) return true;
     }

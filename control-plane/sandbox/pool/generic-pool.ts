@@ -65,7 +65,8 @@ export class GenericPool {
   handOver(): void {
     while (this.#promises.length > 0 && this.pool.idle > 0) {
       const requester = this.#promises.shift()!;
-      if (!requester.wantsGeneric()) {
+      // Checked again: the server may have reached its ceiling with its own starts meanwhile.
+      if (!requester.wantsGeneric() || !this.#fits(requester)) {
         requester.declineGeneric();
         continue;
       }

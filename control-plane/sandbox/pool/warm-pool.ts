@@ -368,12 +368,25 @@ export class WarmPool {
     this.#lastError = message;
   }
 
-  #grow(): void {
-    if (this.#closed) return;
-    while (
+  /**
+   * Whether a place in the budget would be used at once: callers wait that no
+   * starting container covers, the pool is below maxSize, and starting is
+   * worth it (see `#worthStarting`). Another server yields a container only to such a pool.
+   */
+  wouldGrow(): boolean {
+    return !this.#closed && this.#needsContainer() && this.#worthStarting();
+  }
+
+  #needsContainer(): boolean {
+    return (
       this.#queue.length > this.#count('warming') + this.#promisedGeneric &&
       this.#counted < this.#size.maxSize
-    ) {
+    );
+  }
+
+  #grow(): void {
+    if (this.#closed) return;
+    while (this.#needsContainer()) {
       if (!this.#worthStarting()) {
         this.#checkGrowthLater();
         return;
