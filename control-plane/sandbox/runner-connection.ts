@@ -185,19 +185,22 @@ export class RunnerConnection {
         detachAbort: () => hooks.signal?.removeEventListener('abort', onAbort),
       };
       this.#state = 'busy';
-      this.#send({
-        type: 'invoke',
-        invocation: id,
-        code: request.code,
-        params: request.params,
-        env: request.env,
-        timeoutMs,
-        limits: {
-          maxResultBytes: request.limits.maxResultBytes,
-          maxLogBytes: request.limits.maxLogBytes,
-          maxLogEntries: request.limits.maxLogEntries,
+      this.#send(
+        {
+          type: 'invoke',
+          invocation: id,
+          code: request.code,
+          params: request.params,
+          env: request.env,
+          timeoutMs,
+          limits: {
+            maxResultBytes: request.limits.maxResultBytes,
+            maxLogBytes: request.limits.maxLogBytes,
+            maxLogEntries: request.limits.maxLogEntries,
+          },
         },
-      });
+        true,
+      );
     });
   }
 
@@ -337,17 +340,20 @@ export class RunnerConnection {
     this.#active = undefined;
   }
 
-  #send(message: object): void {
-    this.#write(encodeMessage(message));
+  /** `invoking`: the line is an invocation, which the runner never gets when this write fails. */
+  #send(message: object, invoking = false): void {
+    this.#write(encodeMessage(message), invoking);
   }
 
-  #write(line: string): void {
+  #write(line: string, invoking = false): void {
     try {
       this.instance.write(line);
     } catch (error) {
       this.#break(
         new McphostError('ERR_CONTAINER_CRASHED', 'the runner stopped accepting input', {
           cause: error,
+          // Nothing of the invocation ran: the caller may run it on another container.
+          ...(invoking ? { details: { undelivered: true } } : {}),
         }),
       );
     }
@@ -362,4 +368,10 @@ export function toWireError(error: unknown, operation: string): WireError {
   if (isMcphostError(error))
     return { code: 'ERR_INTERNAL', message: error.message.slice(0, 64 * 1024) };
   return { code: 'ERR_INTERNAL', message: `internal error while performing ${operation}` };
+}
+
+/** True when an invocation failed before its runner received it (the container had died unnoticed). */
+export function wasUndelivered(error: McphostError): boolean {
+  const details = error.details as { undelivered?: unknown } | undefined;
+  return details?.undelivered === true;
 }

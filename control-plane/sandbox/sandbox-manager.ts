@@ -11,6 +11,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { McphostError, isMcphostError } from '../errors.js';
+import { wasUndelivered } from './runner-connection.js';
 import { asUnavailable, shuttingDown } from './sandbox-errors.js';
 import type { SandboxDriver } from './driver.js';
 import type {
@@ -85,6 +86,9 @@ export interface BudgetStats {
   startEstimateMs: number;
   genericTarget: number;
 }
+
+/** An invocation its runner never received (see `wasUndelivered`). */
+const UNDELIVERED = Symbol('undelivered');
 
 /** What a container start is assumed to cost before one has been measured, in ms. */
 const INITIAL_START_ESTIMATE_MS = 250;
@@ -201,6 +205,22 @@ export class SandboxManager {
       return failed(new McphostError('ERR_VALIDATION', message), logs.entries, 0, 0);
     }
     const pool = this.#poolFor(runtime);
+    const first = await this.#attempt(pool, runtime, hooks, logs, queuedAt, false);
+    if (first !== UNDELIVERED) return first;
+    // A container that died unnoticed took nothing of the invocation: it runs once more elsewhere.
+    const second = await this.#attempt(pool, runtime, hooks, logs, queuedAt, true);
+    return second === UNDELIVERED ? failed(crashedUndelivered(), logs.entries, 0, 0) : second;
+  }
+
+  /** One lease and run; UNDELIVERED (at most the caller's retry) when the runner never got it. */
+  async #attempt(
+    pool: WarmPool,
+    runtime: ToolRuntime,
+    hooks: InvokeHooks,
+    logs: LogCollector,
+    queuedAt: number,
+    retried: boolean,
+  ): Promise<InvocationOutcome | typeof UNDELIVERED> {
     let instance: PooledInstance;
     try {
       instance = await pool.lease(hooks.signal);
@@ -248,6 +268,7 @@ export class SandboxManager {
       const failure = asMcphostError(error);
       retireReason = retireReasonFor(failure.code);
       pool.noteError(failure.message);
+      if (!retried && wasUndelivered(failure)) return UNDELIVERED;
       return {
         ...failed(failure, logs.entries, this.#now() - startedAt, queueMs),
         instanceId: instance.id,
@@ -496,4 +517,8 @@ function asMcphostError(error: unknown): McphostError {
   return new McphostError('ERR_INTERNAL', `internal error in the sandbox manager: ${message}`, {
     cause: error,
   });
+}
+
+function crashedUndelivered(): McphostError {
+  return new McphostError('ERR_CONTAINER_CRASHED', 'the runner stopped accepting input');
 }

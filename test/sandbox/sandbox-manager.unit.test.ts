@@ -549,6 +549,18 @@ describe('SandboxManager with a fake driver', () => {
     expect(peak).toBeLessThanOrEqual(1);
   });
 
+  it('runs an invocation on another container when its runner died unnoticed and never got it', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { defaults: { minWarm: 1, maxSize: 2, limits } });
+    const first = await sandbox.invoke(tool('value:1'), hooks);
+    // The container is gone but no exit was reported yet: its stdin refuses the invoke line.
+    driver.instances[0]!.killed = true;
+    const second = await sandbox.invoke(tool('value:2'), hooks);
+    expect(second).toMatchObject({ ok: true, value: 2 });
+    expect(second.instanceId).not.toBe(first.instanceId);
+    expect(poolStats(sandbox).retired).toMatchObject({ crash: 1 });
+  });
+
   it('keeps logs up to the budget with one notice, and forwards them live', async () => {
     const sandbox = manager(new FakeDriver());
     const live: string[] = [];

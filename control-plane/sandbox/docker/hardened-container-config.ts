@@ -64,6 +64,10 @@ export function hardenedContainerOptions(
     NetworkDisabled: true,
     HostConfig: {
       NetworkMode: 'none',
+      // docker-init (tini) as PID 1: node, no longer PID 1, dies on SIGTERM even
+      // while the harness boots (before its own handler exists), so an engine
+      // stopping never waits 10 s for a runner started during its shutdown.
+      Init: true,
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': `rw,noexec,nosuid,nodev,size=${settings.tmpfsMb}m` },
       CapDrop: ['ALL'],
