@@ -2,6 +2,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Refuses `<up>folder/file.js` (another folder's inner file) unless the file is `index.js`. */
+function boundary(up) {
+  const escaped = up.replaceAll('.', '\\.');
+  return {
+    regex: `^${escaped}(?!\\.\\./)[^/]+/(?!index\\.js$).+`,
+    message:
+      "import another folder through its index.ts (its public face), e.g. '../sandbox/index.js'",
+  };
+}
+
 export default tseslint.config(
   // Hostile fixtures are tool bodies that misbehave on purpose, not project code.
   {
@@ -36,6 +46,48 @@ export default tseslint.config(
       globals: { process: 'off', console: 'off' },
     },
     rules: { 'no-undef': 'error', strict: ['error', 'function'] },
+  },
+  {
+    // Each control-plane folder is used through its index.ts (its public face):
+    // an import that reaches into another folder's files is refused. Within a
+    // folder, files import each other freely. (Tests and benches may reach in.)
+    files: ['control-plane/*/*.ts'],
+    ignores: ['control-plane/dashboard/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [boundary('../')] }],
+    },
+  },
+  {
+    files: ['control-plane/*/*/*.ts'],
+    ignores: ['control-plane/dashboard/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [boundary('../../')] }],
+    },
+  },
+  {
+    files: ['control-plane/*/*/*/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [boundary('../../../')] }],
+    },
+  },
+  {
+    // The dashboard runs in the browser: it may take types from the control
+    // plane (erased at build), never code.
+    files: ['control-plane/dashboard/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../*', '../../../*'],
+              allowTypeImports: true,
+              message: 'the dashboard may import only types from the control plane',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // Tests read JSON answers whose shape the assertions check.

@@ -20,9 +20,10 @@ import Dockerode from 'dockerode';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js';
-import { buildRawBaselineCommand } from '../control-plane/sandbox/image/harness-command.js';
-import { ensureRunnerImage } from '../control-plane/sandbox/image/ensure-runner-image.js';
-import { DEFAULT_INVOCATION_LIMITS } from '../control-plane/sandbox/limits.js';
+import { buildRawBaselineCommand } from '../control-plane/sandbox/harness-command.js';
+import { ensureRunnerImage } from '../control-plane/image-build/ensure-runner-image.js';
+import { invocationLimitsFrom } from '../control-plane/app/component-settings.js';
+import { defaultConfig, readSetting } from '../control-plane/config.js';
 import {
   startTestControlPlane,
   TEST_ADMIN_TOKEN,
@@ -62,7 +63,7 @@ export async function runManyToolsBench(report: (line: string) => void): Promise
   const image =
     process.env.MCPHOST_BENCH_RUNNER_IMAGE ??
     process.env.MCPHOST_TEST_RUNNER_IMAGE ??
-    (await ensureRunnerImage());
+    (await ensureRunnerImage({ base: readSetting('runnerBase') }));
   const coldStartP50Ms = await rawColdStart(image);
   report(
     `one cold container start (raw create + start + first echo) p50 ${coldStartP50Ms.toFixed(0)} ms`,
@@ -278,14 +279,15 @@ async function containersMemoryMiB(planeName: string): Promise<number> {
 async function rawColdStart(image: string): Promise<number> {
   const driver = new DockerSandbox({ image, planeName: `bench-cold-${process.pid}` });
   const times: number[] = [];
+  const limits = invocationLimitsFrom(defaultConfig());
   try {
     for (let index = 0; index < COLD_SAMPLES; index += 1) {
       const started = performance.now();
       const instance = await driver.start({
         labels: {},
-        memoryMb: DEFAULT_INVOCATION_LIMITS.memoryMb,
-        cpus: DEFAULT_INVOCATION_LIMITS.cpus,
-        pids: DEFAULT_INVOCATION_LIMITS.pids,
+        memoryMb: limits.memoryMb,
+        cpus: limits.cpus,
+        pids: limits.pids,
         command: buildRawBaselineCommand(),
       });
       await lineEcho(instance).roundTrip('{"type":"ping"}\n');

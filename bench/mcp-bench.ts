@@ -16,8 +16,9 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js';
-import { buildRawBaselineCommand } from '../control-plane/sandbox/image/harness-command.js';
-import { ensureRunnerImage } from '../control-plane/sandbox/image/ensure-runner-image.js';
+import { buildRawBaselineCommand } from '../control-plane/sandbox/harness-command.js';
+import { readSetting } from '../control-plane/config.js';
+import { ensureRunnerImage } from '../control-plane/image-build/ensure-runner-image.js';
 import { startTestControlPlane, type TestControlPlane } from '../test/support/control-plane.js';
 import { lineEcho } from './raw-echo.js';
 import { benchAgent as agent, RawMcpSession } from './raw-mcp-session.js';
@@ -245,7 +246,7 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
   const image =
     process.env.MCPHOST_BENCH_RUNNER_IMAGE ??
     process.env.MCPHOST_TEST_RUNNER_IMAGE ??
-    (await ensureRunnerImage());
+    (await ensureRunnerImage({ base: readSetting('runnerBase') }));
   const plane = await startTestControlPlane(benchPlaneEnv(image));
   const trivial = await startTrivialServer();
   try {

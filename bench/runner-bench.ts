@@ -19,10 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { encodeMessage } from '../src/protocol/index.js';
 import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js';
 import type { SandboxSpec } from '../control-plane/sandbox/driver.js';
-import { buildRawBaselineCommand } from '../control-plane/sandbox/image/harness-command.js';
-import { ensureRunnerImage } from '../control-plane/sandbox/image/ensure-runner-image.js';
+import { buildRawBaselineCommand } from '../control-plane/sandbox/harness-command.js';
+import { ensureRunnerImage } from '../control-plane/image-build/ensure-runner-image.js';
 import type { InvokeHooks, ToolRuntime } from '../control-plane/sandbox/invocation.js';
-import { DEFAULT_INVOCATION_LIMITS } from '../control-plane/sandbox/limits.js';
+import { poolDefaultsFrom } from '../control-plane/app/component-settings.js';
+import { defaultConfig, readSetting } from '../control-plane/config.js';
 import { SandboxManager } from '../control-plane/sandbox/sandbox-manager.js';
 import { lineEcho } from './raw-echo.js';
 import { percentile } from './stats.js';
@@ -85,7 +86,8 @@ const SMALL_SIZES: RunnerBenchSizes = {
 };
 const PACED_GAP_MS = 20;
 
-const LIMITS = { ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 10_000 };
+const CONFIGURED = poolDefaultsFrom(defaultConfig());
+const LIMITS = { ...CONFIGURED.limits, timeoutMs: 10_000 };
 const SPEC: SandboxSpec = {
   labels: { 'mcphost.pool': 'bench/raw' },
   memoryMb: LIMITS.memoryMb,
@@ -107,12 +109,13 @@ export async function runRunnerBench(
   const image =
     process.env.MCPHOST_BENCH_RUNNER_IMAGE ??
     process.env.MCPHOST_TEST_RUNNER_IMAGE ??
-    (await ensureRunnerImage());
+    (await ensureRunnerImage({ base: readSetting('runnerBase') }));
   const planeName = `bench-runner-${process.pid}-${Date.now().toString(36)}`;
   const driver = new DockerSandbox({ image, planeName, killTimeoutMs: 5_000 });
   const sandbox = new SandboxManager({
     driver,
     defaults: {
+      ...CONFIGURED,
       minWarm: 0,
       maxSize: 1,
       maxInvocationsPerContainer: 1_000_000,
@@ -120,7 +123,7 @@ export async function runRunnerBench(
       limits: LIMITS,
     },
     generic: { size: 0 },
-    caps: { maxSizePerPool: 64, maxTotal: 80 },
+    caps: { maxSizePerPool: 64, maxTotal: 80, serverShare: defaultConfig().poolServerShare },
   });
   await sandbox.start();
   try {

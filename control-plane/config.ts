@@ -3,6 +3,15 @@
  * name, meaning, default and parser. Read once at boot (environment first,
  * then a `.env` file in the working directory), validated, frozen. A bad value
  * stops the start with a message naming the variable.
+ *
+ * This table is the only place a default is written. Components (sandbox,
+ * broker, pools) take every value as a required option and never fall back
+ * on a number of their own; the composition root hands them the configured
+ * values (`app/component-settings.ts`), and a test or script that wants "the
+ * defaults" asks `defaultConfig()` — the same table, parsed with nothing set.
+ * Required options were chosen over components importing this table: the
+ * sandbox and broker depend on nothing but `errors.ts`, and a test sees every
+ * value it runs with.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
@@ -31,6 +40,8 @@ interface Entry<T> {
   schema: z.ZodType<T, unknown>;
   /** Raw default, parsed like a configured value; undefined = unset. */
   default?: string;
+  /** An older name still read when `env` is not set (scripts written before the rename). */
+  formerEnv?: string;
 }
 
 function entry<T>(
@@ -38,8 +49,9 @@ function entry<T>(
   doc: string,
   schema: z.ZodType<T, unknown>,
   fallback?: string,
+  formerEnv?: string,
 ): Entry<T> {
-  return { env, doc, schema, default: fallback };
+  return { env, doc, schema, default: fallback, formerEnv };
 }
 
 /** Every setting. Keep the README's configuration table in step with this. */
@@ -151,9 +163,16 @@ export const CONFIG_TABLE = {
   ),
   runnerBase: entry(
     'RUNNER_BASE',
-    "'auto' (NODE image if present or pullable, else local), 'registry', or 'local' (host node, FROM scratch)",
+    "'auto' (NODE image if present or pullable, else local), 'registry', or 'local' (host node, FROM scratch); MCPHOST_RUNNER_BASE, its former name, is still read",
     z.enum(['auto', 'registry', 'local']),
     'auto',
+    'MCPHOST_RUNNER_BASE',
+  ),
+  runnerStartupTimeoutMs: entry(
+    'RUNNER_STARTUP_TIMEOUT_MS',
+    'how long a new container may take to say it is ready before its start counts as failed, in ms',
+    positiveInt,
+    '15000',
   ),
   planeName: entry(
     'PLANE_NAME',
@@ -239,6 +258,12 @@ export const CONFIG_TABLE = {
     '4',
   ),
 
+  toolTimeoutGraceMs: entry(
+    'TOOL_TIMEOUT_GRACE_MS',
+    "time past an invocation's time limit before its container is killed (the harness reports the timeout itself first), in ms",
+    nonNegativeInt,
+    '500',
+  ),
   toolMaxConcurrentCalls: entry(
     'TOOL_MAX_CONCURRENT_CALLS',
     'sdk.http / sdk.db calls one invocation may have in flight; more fail with ERR_TOO_MANY_CALLS (each holds a socket or a database session)',
@@ -311,6 +336,24 @@ export const CONFIG_TABLE = {
     "connections one server's sdk.http calls may hold open to one origin (each server has its own)",
     positiveInt,
     '16',
+  ),
+  httpEgressAgentIdleMs: entry(
+    'HTTP_EGRESS_AGENT_IDLE_MS',
+    "a server's sdk.http connections with nothing in flight are closed after this long, in ms",
+    positiveInt,
+    '60000',
+  ),
+  dbConnectTimeoutMs: entry(
+    'DB_CONNECT_TIMEOUT_MS',
+    'resolve + connect + authenticate of one sdk.db connection, in ms',
+    positiveInt,
+    '10000',
+  ),
+  dbStatementTimeoutMs: entry(
+    'DB_STATEMENT_TIMEOUT_MS',
+    'time limit of one sdk.db statement, in ms',
+    positiveInt,
+    '30000',
   ),
   dbPoolMaxPerKey: entry(
     'DB_POOL_MAX_PER_KEY',
@@ -396,32 +439,75 @@ export const CONFIG_TABLE = {
 type Table = typeof CONFIG_TABLE;
 export type Config = Readonly<{ [K in keyof Table]: Table[K] extends Entry<infer T> ? T : never }>;
 
+/** Where a variable is looked up, in order: the first source that has it wins. */
+type Source = Readonly<Record<string, string | undefined>>;
+
+/** One entry's value from `sources`, or the problem naming the variable that gave it. */
+function parseEntry(
+  item: Entry<unknown>,
+  sources: readonly Source[],
+): { ok: true; value: unknown } | { ok: false; problem: string } {
+  // The first source that names the variable decides; an empty value there means unset.
+  const lookup = (name: string) => {
+    const raw = sources.map((source) => source[name]).find((value) => value !== undefined);
+    return raw === '' ? undefined : raw;
+  };
+  const current = lookup(item.env);
+  const former = current === undefined && item.formerEnv ? lookup(item.formerEnv) : undefined;
+  const name = former === undefined ? item.env : item.formerEnv!;
+  const given = current ?? former ?? item.default;
+  const parsed = item.schema.safeParse(given);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  // Never echo a value that may be a credential (tokens, keys, URLs with passwords).
+  const shown = SECRET_VARIABLES.has(item.env) ? '(value hidden)' : JSON.stringify(given);
+  return {
+    ok: false,
+    problem: `${name}=${shown}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+  };
+}
+
+function configError(problems: string[]): McphostError {
+  return new McphostError('ERR_CONFIG', `invalid configuration: ${problems.join('; ')}`, {
+    details: problems,
+  });
+}
+
+/** Every entry parsed from `sources`; throws ERR_CONFIG naming every bad variable. */
+function parseConfig(sources: readonly Source[]): Config {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, item] of Object.entries(CONFIG_TABLE) as [string, Entry<unknown>][]) {
+    const parsed = parseEntry(item, sources);
+    if (parsed.ok) values[key] = parsed.value;
+    else problems.push(parsed.problem);
+  }
+  if (problems.length > 0) throw configError(problems);
+  return Object.freeze(values) as Config;
+}
+
 /**
  * Reads the configuration from `env` (default `process.env`) and, for names
  * not set there, from `<cwd>/.env`. Throws ERR_CONFIG naming every bad variable.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env'): Config {
   const fromFile = existsSync(dotenvPath) ? parseEnv(readFileSync(dotenvPath, 'utf8')) : {};
-  const values: Record<string, unknown> = {};
-  const problems: string[] = [];
-  for (const [key, item] of Object.entries(CONFIG_TABLE) as [string, Entry<unknown>][]) {
-    const raw = env[item.env] ?? fromFile[item.env];
-    const given = raw === undefined || raw === '' ? item.default : raw;
-    const parsed = item.schema.safeParse(given);
-    if (parsed.success) {
-      values[key] = parsed.data;
-      continue;
-    }
-    // Never echo a value that may be a credential (tokens, keys, URLs with passwords).
-    const shown = SECRET_VARIABLES.has(item.env) ? '(value hidden)' : JSON.stringify(given);
-    problems.push(`${item.env}=${shown}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  }
-  if (problems.length > 0) {
-    throw new McphostError('ERR_CONFIG', `invalid configuration: ${problems.join('; ')}`, {
-      details: problems,
-    });
-  }
-  return Object.freeze(values) as Config;
+  return parseConfig([env, fromFile]);
+}
+
+/** The configuration with nothing set: every value is the table's default. */
+export function defaultConfig(): Config {
+  return parseConfig([]);
+}
+
+/**
+ * One setting read from `env` (default `process.env`) alone, for scripts that
+ * need a single value without the whole service's configuration. Throws
+ * ERR_CONFIG naming the variable when its value is bad.
+ */
+export function readSetting<K extends keyof Config>(key: K, env: Source = process.env): Config[K] {
+  const parsed = parseEntry(CONFIG_TABLE[key] as Entry<unknown>, [env]);
+  if (!parsed.ok) throw configError([parsed.problem]);
+  return parsed.value as Config[K];
 }
 
 /** The public address of a hosted server, from PUBLIC_URL_TEMPLATE. */

@@ -6,8 +6,8 @@
 import { isMcphostError } from './errors.js';
 import { loadConfig, serverAddress } from './config.js';
 import { createLogger } from './logger.js';
-import { startApp } from './app/app.js';
-import { createDemoServer } from './app/demo.js';
+import { startApp } from './app/index.js';
+import { createDemoServer } from './app/index.js';
 
 async function main(): Promise<void> {
   let config;

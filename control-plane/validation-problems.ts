@@ -1,7 +1,11 @@
 /**
  * What a failed zod parse says to a person: each problem with the path where
- * it sits. Shared by every edge that parses outside input (admin API bodies,
- * store inputs), so problems read the same wherever they are reported.
+ * it sits. The one formatter of zod problems in the control plane (admin API
+ * bodies, store inputs, Authorization Server metadata, option checks), so
+ * problems read the same wherever they are reported. Chosen over zod 4's
+ * `z.prettifyError`, which yields one multi-line string (`✖ message\n  → at
+ * path`): the admin API returns each problem with its path in `details`, for a
+ * client to place by field, and error messages and log lines need one line.
  */
 import type { z } from 'zod';
 

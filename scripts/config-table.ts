@@ -4,12 +4,9 @@
  * README.md between the config-table markers; without `--write` it prints it.
  * A test checks that the README is current.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { readmeSection, writeOrPrintSection } from './readme-section.js';
 import { CONFIG_TABLE } from '../control-plane/config.js';
-
-const START = '<!-- config-table:start -->';
-const END = '<!-- config-table:end -->';
 
 /** The table as Markdown. */
 export function configTableMarkdown(): string {
@@ -26,21 +23,11 @@ export function configTableMarkdown(): string {
   return ['| variable | meaning | default |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** The README's current table (between the markers). */
+/** The README's current table, or undefined without its markers. */
 export function readmeConfigTable(readme: string): string | undefined {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  return start === -1 || end === -1 ? undefined : readme.slice(start + START.length, end).trim();
+  return readmeSection(readme, 'config-table');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const table = configTableMarkdown();
-  if (process.argv.includes('--write')) {
-    const path = new URL('../README.md', import.meta.url);
-    const readme = readFileSync(path, 'utf8');
-    const start = readme.indexOf(START);
-    const end = readme.indexOf(END);
-    if (start === -1 || end === -1) throw new Error(`README.md has no ${START} … ${END} markers`);
-    writeFileSync(path, `${readme.slice(0, start + START.length)}\n${table}\n${readme.slice(end)}`);
-  } else console.log(table);
+  writeOrPrintSection('config-table', configTableMarkdown(), process.argv);
 }

@@ -20,13 +20,14 @@ import Dockerode from 'dockerode';
 import { z } from 'zod';
 import { McphostError } from '../control-plane/errors.js';
 import {
+  buildImage,
+  ensureLocalNodeBase,
+  findRepoRoot,
+  messageOf,
   packBuildContext,
   type ContextEntry,
-} from '../control-plane/sandbox/image/build-context.js';
-import { buildImage, messageOf } from '../control-plane/sandbox/image/image-builds.js';
-import { RUNNER_USER } from '../control-plane/sandbox/image/harness-command.js';
-import { ensureLocalNodeBase } from '../control-plane/sandbox/image/local-node-base.js';
-import { findRepoRoot } from '../control-plane/sandbox/image/repo-paths.js';
+} from '../control-plane/image-build/index.js';
+import { RUNNER_USER } from '../control-plane/sandbox/index.js';
 import { exitWithFailure } from './file-times.js';
 
 const run = promisify(execFile);

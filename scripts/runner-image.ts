@@ -1,14 +1,13 @@
 /**
- * `npm run runner:image [-- --base auto|registry|local] [--node-image node:22-slim]`:
+ * `npm run runner:image [-- --base auto|registry|local] [--node-image node:22-slim]`
+ * (without --base, RUNNER_BASE from the environment, default auto):
  * bundles the harness, then builds the runner image if its content changed.
  * Progress goes to stderr; the image tag to run is the only line on stdout.
  */
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  ensureRunnerImage,
-  RunnerBase,
-} from '../control-plane/sandbox/image/ensure-runner-image.js';
+import { readSetting } from '../control-plane/config.js';
+import { ensureRunnerImage, RunnerBase } from '../control-plane/image-build/index.js';
 import { buildHarness } from './build-harness.js';
 import { exitWithFailure } from './file-times.js';
 
@@ -25,7 +24,8 @@ if (base !== undefined && !base.success) {
 try {
   const { harnessPath } = await buildHarness();
   const tag = await ensureRunnerImage({
-    base: base?.data,
+    // --base wins over RUNNER_BASE (or its former name MCPHOST_RUNNER_BASE) in the environment.
+    base: base?.data ?? readSetting('runnerBase'),
     nodeImage: values['node-image'],
     harnessDir: dirname(harnessPath),
     log: (line) => console.error(line),

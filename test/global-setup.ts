@@ -8,9 +8,10 @@ export default async function setup(): Promise<void> {
   if (process.env.MCPHOST_SKIP_RUNNER_SETUP === '1') return;
   const { buildHarness } = await import('../scripts/build-harness.js');
   await buildHarness();
-  const { ensureRunnerImage } =
-    await import('../control-plane/sandbox/image/ensure-runner-image.js');
+  const { ensureRunnerImage } = await import('../control-plane/image-build/ensure-runner-image.js');
+  const { readSetting } = await import('../control-plane/config.js');
   const image = await ensureRunnerImage({
+    base: readSetting('runnerBase'),
     log: (line: string) => console.log(`[runner image] ${line}`),
   });
   process.env.MCPHOST_TEST_RUNNER_IMAGE = image;

@@ -4,10 +4,10 @@
  * metrics (admin token or the metrics token).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isMcphostError } from '../errors.js';
-import { sendError, sendJson } from '../http/error-response.js';
-import { setRoute } from '../http/request-context.js';
-import { Router } from '../http/router.js';
+import { isMcphostError, McphostError } from '../errors.js';
+import { sendError, sendJson } from '../http/index.js';
+import { setRoute } from '../http/index.js';
+import { Router } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminToken } from './admin-token.js';
 import { openApiDocument } from './openapi.js';
@@ -94,25 +94,16 @@ export function createAdminApi(options: AdminApiOptions): Handler {
       const match = api.match(req.method ?? 'GET', url.pathname);
       if (match.kind === 'not-found') {
         setRoute(req, 'unmatched');
-        sendJson(res, 404, {
-          error: {
-            code: 'ERR_NOT_FOUND',
-            message: `no such endpoint: ${req.method} ${url.pathname}`,
-          },
-        });
-        return;
+        throw new McphostError('ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`);
       }
       checkToken(req, options.token);
       if (match.kind === 'method-not-allowed') {
-        sendJson(
+        sendError(
           res,
-          405,
-          {
-            error: {
-              code: 'ERR_VALIDATION',
-              message: `${req.method} is not allowed on ${url.pathname}`,
-            },
-          },
+          new McphostError(
+            'ERR_METHOD_NOT_ALLOWED',
+            `${req.method} is not allowed on ${url.pathname}`,
+          ),
           { allow: match.allowed.join(', ') },
         );
         return;

@@ -5,11 +5,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import { parseJsonBody, readBody } from '../http/read-body.js';
-import { parseInput } from '../http/validate.js';
-import type { ToolInvoker } from '../invocation/tool-invoker.js';
-import type { Store } from '../store/store.js';
-import type { ConfigCache } from '../store/config-cache.js';
+import { parseJsonBody, readBody } from '../http/index.js';
+import { parseInput } from '../http/index.js';
+import type { ToolInvoker } from '../invocation/index.js';
+import type { Store } from '../store/index.js';
+import type { ConfigCache } from '../store/index.js';
 
 /** A syntax problem in tool code, with 1-based position. */
 export interface SyntaxProblem {

@@ -1,7 +1,7 @@
 /** /api/invocations: the invocation log, newest first, flushed before it is read. */
-import { sendJson } from '../http/error-response.js';
-import type { Router } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
+import { sendJson } from '../http/index.js';
+import type { Router } from '../http/index.js';
+import { parseInput } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
 import { InvocationsQuery } from './schemas.js';
 

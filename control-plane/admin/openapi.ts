@@ -3,6 +3,7 @@
  * that parse its requests, so the document cannot drift from the code.
  */
 import { z } from 'zod';
+import { ERROR_REGISTRY } from '../errors.js';
 import {
   CreateServerBody,
   InvokeBody,
@@ -119,15 +120,24 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
+// Every stable code a response may carry, from the registry that also decides its status.
 const ERROR_SCHEMA = {
   type: 'object',
   properties: {
     error: {
       type: 'object',
-      properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+      properties: {
+        code: { type: 'string', enum: Object.keys(ERROR_REGISTRY) },
+        message: { type: 'string' },
+        details: {},
+      },
       required: ['code', 'message'],
     },
   },
+};
+const ERROR_RESPONSE = {
+  description: 'Error; the status is the one the README lists for its code',
+  content: { 'application/json': { schema: ERROR_SCHEMA } },
 };
 
 const cached = new Map<string, object>();
@@ -170,7 +180,8 @@ export function openApiDocument(version: string): object {
         : {}),
       responses: {
         '2XX': { description: 'Success' },
-        '4XX': { description: 'Error', content: { 'application/json': { schema: ERROR_SCHEMA } } },
+        '4XX': ERROR_RESPONSE,
+        '5XX': ERROR_RESPONSE,
       },
     };
   }

@@ -2,12 +2,14 @@
  * /api/pools: the shared container budget, each server's share of it, every
  * pool, and resizing or draining a unit. A unit is a server (its shared
  * pools, whatever their container shape) or one tool that has containers of
- * its own (`isolation: "tool"`, a strict tool). A size is validated against
- * the caps before it is saved, so a refused size changes nothing.
+ * its own (`isolation: "tool"`, a strict tool). A size is validated once and
+ * completely — its shape (the schema the store keeps) and this control
+ * plane's caps — before the store is even read, so a refused size changes
+ * nothing.
  */
 import { McphostError } from '../errors.js';
-import { sendJson } from '../http/error-response.js';
-import type { RouteContext, Router } from '../http/router.js';
+import { sendJson } from '../http/index.js';
+import type { RouteContext, Router } from '../http/index.js';
 import { poolUnitOf } from '../sandbox/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { PoolSettingsBody } from './schemas.js';
@@ -37,17 +39,23 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
   });
 
   const resize = async (req: RouteContext['req'], sub: string, tool: string) => {
-    const settings = await readJson(req, config.maxBodyBytes, PoolSettingsBody, 'pool settings');
+    const unit = poolUnitOf(sub, tool);
+    // The one validation: shape, minWarm ≤ maxSize, and the caps (POOL_MAX_SIZE_CAP may
+    // exceed POOL_MAX_TOTAL), all before the store is touched.
+    const size = await readJson(
+      req,
+      config.maxBodyBytes,
+      PoolSettingsBody,
+      `pool settings of ${unit}`,
+    );
+    context.pools.checkPoolSize(unit, size);
     const server = await requireServer(context, sub);
     const saved = tool ? await store.getTool(sub, tool) : undefined;
     if (tool && !saved) {
       throw new McphostError('ERR_NOT_FOUND', `tool "${tool}" does not exist on server "${sub}"`);
     }
-    const unit = poolUnitOf(sub, tool);
-    // Validated before anything is written: a refused size changes nothing.
-    context.pools.checkPoolSize(unit, settings);
-    const stored = await store.putPoolSettings(sub, tool, settings);
-    context.pools.configurePool(unit, settings);
+    const stored = await store.putPoolSettings(sub, tool, size);
+    context.pools.configurePool(unit, size);
     const warnings: string[] = [];
     const ownPools = server.isolation === 'tool';
     if (tool && !ownPools && !saved?.strict) {

@@ -19,7 +19,7 @@ import {
   toolDefinitionSchema,
   toolLimitsSchema,
   toolNameSchema,
-} from '../store/records.js';
+} from '../store/index.js';
 
 export const CreateServerBody = newServerSchema;
 export const ToolDefinitionBody = toolDefinitionSchema;

@@ -3,10 +3,10 @@
  * out, values never do.
  */
 import { McphostError } from '../errors.js';
-import { sendJson } from '../http/error-response.js';
-import type { Router } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
-import { secretNameSchema } from '../store/records.js';
+import { sendJson } from '../http/index.js';
+import type { Router } from '../http/index.js';
+import { parseInput } from '../http/index.js';
+import { secretNameSchema } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { SecretValueBody } from './schemas.js';
 import { requireServer } from './server-routes.js';

@@ -4,11 +4,11 @@
  * fails, the answer is 422 naming what is wrong and nothing is saved; so is
  * a container runtime the sandbox engine lacks.
  */
-import { sendJson } from '../http/error-response.js';
-import type { Router } from '../http/router.js';
+import { sendJson } from '../http/index.js';
+import type { Router } from '../http/index.js';
 import { McphostError } from '../errors.js';
-import { missingRuntimeMessage } from '../sandbox/runtime-availability.js';
-import type { ServerSettingsPatch } from '../store/records.js';
+import { missingRuntimeMessage } from '../sandbox/index.js';
+import type { ServerSettingsPatch } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { CreateServerBody, ServerSettingsBody } from './schemas.js';
 import { serverView } from './server-view.js';

@@ -3,7 +3,7 @@
  * address and MCP URL, and in OAuth 2.0 mode what clients will discover.
  */
 import { serverAddress, type Config } from '../config.js';
-import type { ServerRecord } from '../store/records.js';
+import type { ServerRecord } from '../store/index.js';
 
 export interface ServerView {
   subdomain: string;

@@ -4,21 +4,15 @@
  * history, rollback, and a test run that goes through the same path as an
  * MCP `tools/call`.
  */
-import { McphostError } from '../errors.js';
-import { sendJson } from '../http/error-response.js';
-import type { Router } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
-import { toolNameSchema, type ToolRecord } from '../store/records.js';
+import { errorSpecOf, McphostError } from '../errors.js';
+import { sendJson } from '../http/index.js';
+import type { Router } from '../http/index.js';
+import { parseInput } from '../http/index.js';
+import { toolNameSchema, type ToolRecord } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
-import { requestIdOf } from '../http/request-context.js';
-
-const UNAVAILABLE_CODES = new Set([
-  'ERR_SANDBOX_UNAVAILABLE',
-  'ERR_NO_CAPACITY',
-  'ERR_SHUTTING_DOWN',
-]);
+import { requestIdOf } from '../http/index.js';
 
 export function addToolRoutes(router: Router, context: AdminContext): void {
   const { config, store } = context;
@@ -88,9 +82,9 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
       requestId: requestIdOf(req),
     });
     // The tool ran (or was refused) as a client's call would be: 200 with ok/error.
-    // When mcphost itself could not run it (no capacity, engine down), a 503 says so.
-    const unavailable = !result.ok && UNAVAILABLE_CODES.has(result.error?.code ?? '');
-    sendJson(res, unavailable ? 503 : 200, {
+    // When mcphost itself could not run it (no capacity, engine down), its status says so.
+    const status = result.ok ? 200 : couldNotRunStatus(result.error?.code);
+    sendJson(res, status, {
       ok: result.ok,
       ...(result.ok ? { result: result.value } : { error: result.error }),
       logs: result.logs,
@@ -113,4 +107,14 @@ async function requireTool(
       `tool "${name}" does not exist on server "${subdomain}"`,
     );
   return tool;
+}
+
+/**
+ * The status of a failed test run: the registry's when mcphost itself could
+ * not run the tool (an infrastructure failure answered with 503: no capacity,
+ * engine down, shutting down), else 200 — the tool ran, and failing is its answer.
+ */
+function couldNotRunStatus(code: string | undefined): number {
+  const spec = errorSpecOf(code ?? 'ERR_INTERNAL');
+  return spec.infrastructure && spec.status === 503 ? spec.status : 200;
 }

@@ -4,26 +4,34 @@
  */
 import { mkdirSync } from 'node:fs';
 import { checkToolSyntax } from '../../src/tool-code/index.js';
-import { AdminToken } from '../admin/admin-token.js';
-import { createAdminApi } from '../admin/admin-api.js';
-import type { AdminContext } from '../admin/admin-context.js';
+import { AdminToken } from '../admin/index.js';
+import { createAdminApi } from '../admin/index.js';
+import type { AdminContext } from '../admin/index.js';
 import { fetchAuthorizationServerMetadata } from '../auth/index.js';
 import { Broker, EgressPolicy, createGuardedFetch, systemLookup } from '../broker/index.js';
 import type { Config } from '../config.js';
-import { createHostedSide } from '../http/hosted-side.js';
-import { startListeners, type Listeners } from '../http/http-listeners.js';
-import { OAuthGate } from '../http/oauth-gate.js';
-import { ToolInvoker } from '../invocation/tool-invoker.js';
+import { isMcphostError } from '../errors.js';
+import { createHostedSide } from '../mcp/index.js';
+import { startListeners, type Listeners } from '../http/index.js';
+import { OAuthGate } from '../http/index.js';
+import { ToolInvoker } from '../invocation/index.js';
 import type { Logger } from '../logger.js';
-import { McpEndpoint } from '../mcp/mcp-endpoint.js';
-import { RateLimiter } from '../mcp/rate-limiter.js';
-import { SessionRegistry } from '../mcp/session-registry.js';
-import { Metrics } from '../metrics/metrics.js';
-import { SandboxManager, poolUnitOf, type InvocationLimits } from '../sandbox/index.js';
-import { ConfigCache } from '../store/config-cache.js';
-import { InvocationLog } from '../store/invocation-log.js';
-import { loadMasterKey } from '../store/master-key.js';
-import { openStore } from '../store/store.js';
+import { createHostedMcpServer } from '../mcp/index.js';
+import { McpEndpoint } from '../mcp/index.js';
+import { RateLimiter } from '../mcp/index.js';
+import { SessionRegistry } from '../mcp/index.js';
+import { Metrics } from '../metrics/index.js';
+import { SandboxManager, poolUnitOf } from '../sandbox/index.js';
+import { ConfigCache } from '../store/index.js';
+import { InvocationLog } from '../store/index.js';
+import { loadMasterKey } from '../store/index.js';
+import { openStore } from '../store/index.js';
+import {
+  brokerLimitsFrom,
+  invocationLimitsFrom,
+  poolCapsFrom,
+  poolDefaultsFrom,
+} from './component-settings.js';
 import { ConfigSync } from './config-sync.js';
 import { prepareDashboard } from './dashboard-assets.js';
 import { poolBudget } from './pool-budget.js';
@@ -43,19 +51,6 @@ export interface App {
    * SHUTDOWN_GRACE_MS, then retires containers and closes pools and stores.
    */
   close(): Promise<void>;
-}
-
-/** The service limits every tool starts from. */
-export function defaultLimits(config: Config): InvocationLimits {
-  return {
-    timeoutMs: config.toolTimeoutMs,
-    memoryMb: config.toolMemoryMb,
-    cpus: config.toolCpus,
-    pids: config.toolPids,
-    maxResultBytes: config.toolMaxResultBytes,
-    maxLogBytes: config.toolMaxLogBytes,
-    maxLogEntries: config.toolMaxLogEntries,
-  };
 }
 
 /** Starts the whole control plane. */
@@ -108,31 +103,28 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const budget = poolBudget(config);
     const sandbox: SandboxManager = new SandboxManager({
       driver,
-      defaults: {
-        minWarm: config.poolMinWarm,
-        maxSize: config.poolMaxSize,
-        maxInvocationsPerContainer: config.poolMaxInvocations,
-        heapRetireShare: config.poolHeapRetireShare,
-        maxConcurrentCalls: config.toolMaxConcurrentCalls,
-        idleTtlMs: config.poolIdleTtlMs,
-        maxQueue: config.poolMaxQueue,
-        queueTimeoutMs: config.poolQueueTimeoutMs,
-        limits: defaultLimits(config),
-      },
+      defaults: poolDefaultsFrom(config),
       generic: { size: Math.min(config.genericPoolSize, budget.maxTotal) },
-      caps: {
-        maxSizePerPool: config.poolMaxSizeCap,
-        maxTotal: budget.maxTotal,
-        serverShare: config.poolServerShare,
-      },
+      caps: poolCapsFrom(config, budget.maxTotal),
       startConcurrency: budget.startConcurrency,
       events: metrics.sandboxEvents(),
     });
     await sandbox.start();
     closers.push(() => sandbox.close());
+    // A size saved under other caps (another replica's derived POOL_MAX_TOTAL, a lowered
+    // POOL_MAX_SIZE_CAP) must not stop the start or the other units: that unit keeps its size.
     const applyPoolSettings = async () => {
       for (const settings of await store.getPoolSettings()) {
-        sandbox.configurePool(poolUnitOf(settings.subdomain, settings.tool), settings);
+        const unit = poolUnitOf(settings.subdomain, settings.tool);
+        try {
+          sandbox.configurePool(unit, settings);
+        } catch (error) {
+          if (!isMcphostError(error) || error.code !== 'ERR_VALIDATION') throw error;
+          log.warn(
+            { unit, reason: error.message },
+            'saved pool size does not fit this control plane; the pool keeps its current size',
+          );
+        }
       }
     };
     await applyPoolSettings();
@@ -147,18 +139,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
 
     const broker = new Broker({
       egress: EgressPolicy.fromAllowList(config.egressAllow),
-      http: {
-        connectTimeoutMs: config.httpEgressTimeoutMs,
-        totalTimeoutMs: config.httpEgressTimeoutMs,
-        maxResponseBytes: config.httpEgressMaxBytes,
-        maxRedirects: config.httpEgressMaxRedirects,
-        connectionsPerServerOrigin: config.httpEgressConnectionsPerServer,
-      },
-      db: {
-        maxConnectionsPerKey: config.dbPoolMaxPerKey,
-        maxConnectionsTotal: config.dbPoolMaxTotal,
-        idleMs: config.dbPoolIdleMs,
-      },
+      ...brokerLimitsFrom(config),
     });
     closers.push(() => broker.close());
 
@@ -172,7 +153,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         metrics,
         logger: log.child({ component: 'invocation' }),
       },
-      defaultLimits(config),
+      invocationLimitsFrom(config),
     );
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
@@ -187,7 +168,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const endpoint = new McpEndpoint({
       sessions,
       maxBodyBytes: config.maxBodyBytes,
-      context: { catalog: cache, invoker, version: VERSION },
+      serverFor: (subdomain, caller) =>
+        createHostedMcpServer({ catalog: cache, invoker, version: VERSION, subdomain, caller }),
       onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
     // Rate limits are shared out among the replicas alive (PostgreSQL), see rate-limiter.ts.

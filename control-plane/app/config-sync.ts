@@ -7,9 +7,9 @@
  * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
  * a changed tool list is announced to open sessions.
  */
-import type { ConfigCache } from '../store/config-cache.js';
-import type { ServerRecord } from '../store/records.js';
-import type { SessionRegistry } from '../mcp/session-registry.js';
+import type { ConfigCache } from '../store/index.js';
+import type { ServerRecord } from '../store/index.js';
+import type { SessionRegistry } from '../mcp/index.js';
 
 interface Seen {
   security: string;

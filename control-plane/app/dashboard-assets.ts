@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
-import { createDashboardHandler } from '../dashboard/serve-dashboard.js';
-import { findRepoRoot } from '../sandbox/image/repo-paths.js';
+import { createDashboardHandler } from '../dashboard/index.js';
+import { findRepoRoot } from '../image-build/index.js';
 
 export type DashboardHandler = (
   req: IncomingMessage,

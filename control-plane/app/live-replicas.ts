@@ -5,7 +5,7 @@
  * STALE_AFTER_MS; the embedded store is one process, so the count is 1.
  */
 import { randomUUID } from 'node:crypto';
-import type { Store } from '../store/store.js';
+import type { Store } from '../store/index.js';
 
 /** How often a replica says it is alive, in ms. */
 const HEARTBEAT_MS = 10_000;

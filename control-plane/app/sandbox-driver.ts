@@ -7,12 +7,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
+import { defaultHarnessDir, ensureRunnerImage } from '../image-build/index.js';
 import type { Logger } from '../logger.js';
-import type { SandboxDriver } from '../sandbox/driver.js';
-import { DockerSandbox } from '../sandbox/docker/docker-sandbox.js';
-import { ensureRunnerImage } from '../sandbox/image/ensure-runner-image.js';
-import { defaultHarnessDir } from '../sandbox/image/repo-paths.js';
-import { ProcessSandbox } from '../sandbox/process/process-sandbox.js';
+import type { SandboxDriver } from '../sandbox/index.js';
+import { DockerSandbox } from '../sandbox/index.js';
+import { ProcessSandbox } from '../sandbox/index.js';
 
 /** Builds the harness bundle when it is missing or older than its sources (a checkout, not a built image). */
 async function ensureHarnessBundle(log: Logger): Promise<string> {

@@ -15,8 +15,6 @@
  * `jwksCooldownMs`, so key rotation works without a restart).
  */
 import {
-  createRemoteJWKSet,
-  customFetch,
   decodeProtectedHeader,
   jwtVerify,
   type JWTVerifyGetKey,
@@ -24,9 +22,10 @@ import {
 } from 'jose';
 import { z } from 'zod';
 import { McphostError } from '../errors.js';
-import { readLimited } from './bounded-fetch.js';
+import { summariseProblems, validationProblems } from '../validation-problems.js';
 import { insecureUrlReason } from './secure-url.js';
 import { verificationFailure } from './jose-error-mapping.js';
+import { createRemoteKeySet } from './remote-key-set.js';
 import { accessTokenClaimsSchema, missingScopes, scopesOf } from './token-claims.js';
 
 /** Every algorithm mcphost accepts: asymmetric only, never `none` or HMAC. */
@@ -109,7 +108,11 @@ export interface VerifiedCaller {
   expiresAt: Date;
 }
 
-/** A configured verifier; `verify` throws ERR_INVALID_TOKEN / ERR_INSUFFICIENT_SCOPE, or ERR_OAUTH_METADATA when the JWKS cannot be fetched. */
+/**
+ * A configured verifier; `verify` throws ERR_INVALID_TOKEN / ERR_INSUFFICIENT_SCOPE,
+ * or ERR_AUTH_SERVER_UNAVAILABLE when the JWKS cannot be fetched or used; anything
+ * else it throws is a bug.
+ */
 export interface AccessTokenVerifier {
   verify(token: string): Promise<VerifiedCaller>;
 }
@@ -121,7 +124,7 @@ export function createAccessTokenVerifier(
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) {
     throw new TypeError(
-      `createAccessTokenVerifier: invalid options: ${z.prettifyError(parsed.error)}`,
+      `createAccessTokenVerifier: invalid options: ${summariseProblems(validationProblems(parsed.error))}`,
     );
   }
   const jwksUrl = new URL(options.jwksUri);
@@ -136,11 +139,12 @@ export function createAccessTokenVerifier(
   const requiredScopes = options.requiredScopes ?? [];
   const clockToleranceSec = options.clockToleranceSec ?? 30;
   const clock = options.clock ?? (() => new Date());
-  const jwks: JWTVerifyGetKey = createRemoteJWKSet(jwksUrl, {
-    cooldownDuration: options.jwksCooldownMs ?? 30_000,
-    cacheMaxAge: options.jwksCacheMaxAgeMs ?? 600_000,
-    timeoutDuration: options.jwksTimeoutMs ?? 5000,
-    [customFetch]: sizeLimitedFetch(options.fetch ?? globalThis.fetch),
+  const jwks: JWTVerifyGetKey = createRemoteKeySet(jwksUrl, {
+    cooldownMs: options.jwksCooldownMs ?? 30_000,
+    cacheMaxAgeMs: options.jwksCacheMaxAgeMs ?? 600_000,
+    timeoutMs: options.jwksTimeoutMs ?? 5000,
+    maxBytes: MAX_JWKS_BYTES,
+    fetch: options.fetch ?? globalThis.fetch,
   });
 
   return {
@@ -212,18 +216,6 @@ function checkHeader(
   if (header.typ !== undefined && !ACCEPTED_TYPES.has(String(header.typ).toLowerCase())) {
     throw invalidToken('token type is not an access token');
   }
-}
-
-/** jose's JWKS fetch reads any size of body; this caps it. */
-function sizeLimitedFetch(fetchImpl: typeof fetch) {
-  return async (url: string | URL, init?: RequestInit): Promise<Response> => {
-    const response = await fetchImpl(url, init);
-    if (response.status !== 200) return response;
-    const text = await readLimited(response, MAX_JWKS_BYTES);
-    if (text === undefined)
-      throw new Error(`the JWKS at ${String(url)} is larger than ${MAX_JWKS_BYTES} bytes`);
-    return new Response(text, { status: response.status, headers: response.headers });
-  };
 }
 
 function invalidToken(description: string): McphostError {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { McphostError } from '../errors.js';
+import { validationProblems } from '../validation-problems.js';
 import { fetchJsonDocument, type BoundedFetchResult } from './bounded-fetch.js';
 import { insecureUrlReason } from './secure-url.js';
 
@@ -62,7 +63,9 @@ export interface FetchedMetadata {
  * metadata fields: an issuer's home page), from the RFC 8414 and OIDC
  * well-known locations derived from it. A document that is metadata but
  * incomplete is reported as such, naming the missing fields and its own URL.
- * Throws McphostError('ERR_OAUTH_METADATA') naming what is wrong.
+ * Throws McphostError('ERR_OAUTH_METADATA') naming what is wrong, whether the
+ * document is unreachable or invalid: this runs when the settings are saved,
+ * and the operator is the one to fix them (422).
  */
 export async function fetchAuthorizationServerMetadata(
   url: string,
@@ -159,12 +162,14 @@ function validateDocument(
   }
   const parsed = authorizationServerMetadataSchema.safeParse(document);
   if (!parsed.success) {
+    const problems = validationProblems(parsed.error);
+    // Named by field, as the missing ones are; `problems` says what is wrong with each.
     const invalid = [
-      ...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '(document)'))),
+      ...new Set(problems.map((problem) => problem.path.split('.')[0] || '(document)')),
     ];
     throw metadataError(
       `authorization server metadata at ${url} has invalid ${invalid.join(', ')}`,
-      { url, invalid },
+      { url, invalid, problems },
     );
   }
   const metadata = parsed.data;

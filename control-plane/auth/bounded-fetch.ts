@@ -89,6 +89,14 @@ export async function readLimited(
 
 function describeFetchFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
   if (signal.aborted) return `no answer within ${timeoutMs} ms`;
+  return describeNetworkFailure(error);
+}
+
+/**
+ * A short phrase for what a fetch rejected with: the egress policy's refusal,
+ * or the network's error code (undici's "fetch failed" carries it in `cause`).
+ */
+export function describeNetworkFailure(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   // The egress policy refused the destination (see broker/http/guarded-fetch.ts): say why.
   if (isMcphostError(cause)) return `refused: ${cause.message}`;

@@ -32,4 +32,5 @@ export {
   resourceUrlFor,
   type ProtectedResourceMetadata,
 } from './protected-resource-metadata.js';
+export { checkStoredKeySetUrl } from './remote-key-set.js';
 export { isLoopbackHostname } from './secure-url.js';

@@ -1,11 +1,12 @@
 /**
- * Turns jose's verification errors into mcphost errors. Token faults become
- * ERR_INVALID_TOKEN with a short description that is safe to send back in
- * `error_description`; failures to obtain the keys are not the caller's fault
- * and become ERR_OAUTH_METADATA (the HTTP layer answers 503, not 401).
+ * Turns the token faults jose's jwtVerify reports into ERR_INVALID_TOKEN, with
+ * a short description that is safe to send back in `error_description`.
+ * Failures of the Authorization Server's key set arrive already as
+ * ERR_AUTH_SERVER_UNAVAILABLE (remote-key-set.ts). Anything else is returned
+ * untouched, to be rethrown: it is a bug, not a bad token and not an outage.
  */
 import { errors } from 'jose';
-import { McphostError } from '../errors.js';
+import { isMcphostError, McphostError } from '../errors.js';
 
 const CLAIM_DESCRIPTIONS: Record<string, string> = {
   nbf: 'token is not yet valid',
@@ -15,8 +16,9 @@ const CLAIM_DESCRIPTIONS: Record<string, string> = {
   exp: 'token has no valid expiry',
 };
 
-/** The McphostError for an error thrown by jose's jwtVerify. */
-export function verificationFailure(error: unknown): McphostError {
+/** What to throw for an error thrown by jose's jwtVerify: a McphostError, or the error itself. */
+export function verificationFailure(error: unknown): unknown {
+  if (isMcphostError(error)) return error;
   if (error instanceof errors.JWTExpired) return invalid('token has expired', error);
   if (error instanceof errors.JWTClaimValidationFailed) {
     return invalid(
@@ -40,13 +42,7 @@ export function verificationFailure(error: unknown): McphostError {
   if (error instanceof errors.JOSENotSupported || error instanceof errors.JWKInvalid) {
     return invalid('token cannot be verified with the authorization server keys', error);
   }
-  return new McphostError(
-    'ERR_OAUTH_METADATA',
-    'the authorization server signing keys could not be fetched',
-    {
-      cause: error,
-    },
-  );
+  return error;
 }
 
 function invalid(description: string, cause: unknown): McphostError {

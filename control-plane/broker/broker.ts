@@ -27,36 +27,42 @@ export interface BrokerCallContext {
   egressAllow: readonly string[];
 }
 
-/** Options of Broker; every limit is optional and merges with its default using `??`. */
+/** Limits of sdk.http; all required (the configuration table holds the defaults). */
+export interface BrokerHttpOptions {
+  /** Resolve + TCP/TLS handshake per connection, in ms; HTTP_EGRESS_TIMEOUT_MS. */
+  connectTimeoutMs: number;
+  /** Whole sdk.http call including redirects and body, in ms; HTTP_EGRESS_TIMEOUT_MS. */
+  totalTimeoutMs: number;
+  /** Largest response body, in bytes; HTTP_EGRESS_MAX_BYTES. */
+  maxResponseBytes: number;
+  /** Redirects followed (each re-checked) before ERR_HTTP_TOO_MANY_REDIRECTS; HTTP_EGRESS_MAX_REDIRECTS. */
+  maxRedirects: number;
+  /** Connections one server (tenant) may hold open to one origin; HTTP_EGRESS_CONNECTIONS_PER_SERVER. */
+  connectionsPerServerOrigin: number;
+  /** A server's HTTP agent with nothing in flight closes after this, in ms; HTTP_EGRESS_AGENT_IDLE_MS. */
+  agentIdleMs: number;
+}
+
+/** Limits of sdk.db; all required (the configuration table holds the defaults). */
+export interface BrokerDatabaseOptions {
+  /** Connections per set of connection parameters; DB_POOL_MAX_PER_KEY. */
+  maxConnectionsPerKey: number;
+  /** Connections across all databases; DB_POOL_MAX_TOTAL. */
+  maxConnectionsTotal: number;
+  /** Idle connections and unused pools close after this, in ms; DB_POOL_IDLE_MS. */
+  idleMs: number;
+  /** Resolve + connect + authenticate, in ms; DB_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs: number;
+  /** One statement, in ms; DB_STATEMENT_TIMEOUT_MS. */
+  statementTimeoutMs: number;
+}
+
+/** Options of Broker; validated once, at construction. */
 export interface BrokerOptions {
   /** Which destinations tool traffic may reach. */
   egress: EgressPolicy;
-  http?: {
-    /** Resolve + TCP/TLS handshake per connection, ms. Default 10000. */
-    connectTimeoutMs?: number;
-    /** Whole sdk.http call including redirects and body, ms. Default 10000. */
-    totalTimeoutMs?: number;
-    /** Largest response body, bytes. Default 10 MiB. */
-    maxResponseBytes?: number;
-    /** Redirects followed (each re-checked) before ERR_HTTP_TOO_MANY_REDIRECTS. Default 5. */
-    maxRedirects?: number;
-    /** Connections one server (tenant) may hold open to one origin. Default 16. */
-    connectionsPerServerOrigin?: number;
-    /** A server's HTTP agent with nothing in flight closes after this, ms. Default 60000. */
-    agentIdleMs?: number;
-  };
-  db?: {
-    /** Connections per set of connection parameters. Default 5. */
-    maxConnectionsPerKey?: number;
-    /** Connections across all databases. Default 50. */
-    maxConnectionsTotal?: number;
-    /** Idle connections and unused pools close after this, ms. Default 30000. */
-    idleMs?: number;
-    /** Resolve + connect + authenticate, ms. Default 10000. */
-    connectTimeoutMs?: number;
-    /** One statement, ms. Default 30000. */
-    statementTimeoutMs?: number;
-  };
+  http: BrokerHttpOptions;
+  db: BrokerDatabaseOptions;
   /** Name resolution for egress checks. Default: the system resolver (dns.lookup, all addresses). */
   lookup?: HostLookup;
 }
@@ -98,23 +104,7 @@ export class Broker {
   constructor(options: BrokerOptions) {
     if (!(options.egress instanceof EgressPolicy))
       throw new TypeError('Broker: options.egress must be an EgressPolicy');
-    const parsed = LimitsSchema.safeParse({
-      http: {
-        connectTimeoutMs: options.http?.connectTimeoutMs ?? 10_000,
-        totalTimeoutMs: options.http?.totalTimeoutMs ?? 10_000,
-        maxResponseBytes: options.http?.maxResponseBytes ?? 10 * 1024 * 1024,
-        maxRedirects: options.http?.maxRedirects ?? 5,
-        connectionsPerServerOrigin: options.http?.connectionsPerServerOrigin ?? 16,
-        agentIdleMs: options.http?.agentIdleMs ?? 60_000,
-      },
-      db: {
-        maxConnectionsPerKey: options.db?.maxConnectionsPerKey ?? 5,
-        maxConnectionsTotal: options.db?.maxConnectionsTotal ?? 50,
-        idleMs: options.db?.idleMs ?? 30_000,
-        connectTimeoutMs: options.db?.connectTimeoutMs ?? 10_000,
-        statementTimeoutMs: options.db?.statementTimeoutMs ?? 30_000,
-      },
-    });
+    const parsed = LimitsSchema.safeParse({ http: options.http, db: options.db });
     if (!parsed.success)
       throw new TypeError(`Broker: invalid options: ${describeIssues(parsed.error)}`);
     const lookup = options.lookup ?? systemLookup;

@@ -1,53 +1,25 @@
 /**
- * The one place where error codes become HTTP statuses. Admin responses carry
- * `{"error": {"code", "message", "details"?}}`; unexpected failures become a
- * 500 with a generic message (the stack goes to the log, never to the caller).
+ * Errors as HTTP responses, statuses and codes from the registry (errors.ts).
+ * Admin responses carry `{"error": {"code", "message", "details"?}}`; MCP
+ * transport errors a JSON-RPC error; unexpected failures a 500 with a generic
+ * message (the stack goes to the log, never to the caller).
  */
 import type { ServerResponse } from 'node:http';
-import { isMcphostError, type McphostErrorCode } from '../errors.js';
+import { errorSpecOf, jsonRpcErrorOf, publicErrorOf, type McphostError } from '../errors.js';
 
-const STATUS_BY_CODE: Partial<Record<McphostErrorCode, number>> = {
-  ERR_VALIDATION: 400,
-  ERR_PAYLOAD_TOO_LARGE: 413,
-  ERR_TOOL_SYNTAX: 422,
-  ERR_INVALID_ARGUMENT: 400,
-  ERR_UNAUTHORIZED: 401,
-  ERR_INVALID_TOKEN: 401,
-  ERR_FORBIDDEN: 403,
-  ERR_INSUFFICIENT_SCOPE: 403,
-  ERR_NOT_FOUND: 404,
-  ERR_CONFLICT: 409,
-  ERR_OAUTH_METADATA: 422,
-  ERR_RUNTIME_UNAVAILABLE: 422,
-  ERR_RATE_LIMITED: 429,
-  ERR_SESSION_QUOTA: 429,
-  ERR_NO_CAPACITY: 503,
-  ERR_SANDBOX_UNAVAILABLE: 503,
-  ERR_SERVER_INACTIVE: 503,
-  ERR_SHUTTING_DOWN: 503,
-  ERR_STORE: 503,
-};
-
-/** HTTP status for an error code; 500 for anything unexpected. */
-export function httpStatusFor(code: McphostErrorCode): number {
-  return STATUS_BY_CODE[code] ?? 500;
+/** HTTP status for an error code (from the registry); 500 for anything unexpected. */
+export function httpStatusFor(code: string): number {
+  return errorSpecOf(code).status;
 }
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
 }
 
-/** The JSON body and status for any thrown value. */
+/** The JSON body and status for any thrown value (messages the registry hides are replaced). */
 export function errorBody(error: unknown): { status: number; body: ErrorBody } {
-  if (isMcphostError(error)) {
-    const body: ErrorBody = { error: { code: error.code, message: error.message } };
-    if (error.details !== undefined) body.error.details = error.details;
-    return { status: httpStatusFor(error.code), body };
-  }
-  return {
-    status: 500,
-    body: { error: { code: 'ERR_INTERNAL', message: 'internal error; see the control plane log' } },
-  };
+  const shown = publicErrorOf(error);
+  return { status: httpStatusFor(shown.code), body: { error: shown } };
 }
 
 /** Writes a JSON response. */
@@ -67,8 +39,34 @@ export function sendJson(
   res.end(text);
 }
 
-/** Writes the error response for any thrown value. */
-export function sendError(res: ServerResponse, error: unknown): void {
+/** Writes the error response for any thrown value, with extra `headers` (e.g. `Allow`, `Retry-After`). */
+export function sendError(
+  res: ServerResponse,
+  error: unknown,
+  headers: Record<string, string> = {},
+): void {
   const { status, body } = errorBody(error);
-  sendJson(res, status, body);
+  sendJson(res, status, body, headers);
+}
+
+/**
+ * A JSON-RPC error answering an MCP HTTP request that has no JSON-RPC id to
+ * answer (transport errors, refusals before a session): status and code from
+ * the registry, the stable code in `error.data.code`.
+ */
+export function sendJsonRpcError(
+  res: ServerResponse,
+  error: McphostError,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, httpStatusFor(error.code), jsonRpcErrorBody(error), headers);
+}
+
+/** The JSON-RPC error message answering no request id, for `error` (see sendJsonRpcError). */
+export function jsonRpcErrorBody(error: McphostError): {
+  jsonrpc: '2.0';
+  error: ReturnType<typeof jsonRpcErrorOf>;
+  id: null;
+} {
+  return { jsonrpc: '2.0', error: jsonRpcErrorOf(error), id: null };
 }

@@ -8,7 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { sendJson } from './error-response.js';
+import { McphostError } from '../errors.js';
+import { sendError } from './error-response.js';
 import { createHostRouter } from './host-routing.js';
 import { assignRequestId, routeOf } from './request-context.js';
 
@@ -66,12 +67,9 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
       );
       if (draining) {
         req.resume();
-        sendJson(
-          res,
-          503,
-          { error: { code: 'ERR_SHUTTING_DOWN', message: 'mcphost is shutting down' } },
-          { connection: 'close' },
-        );
+        sendError(res, new McphostError('ERR_SHUTTING_DOWN', 'mcphost is shutting down'), {
+          connection: 'close',
+        });
         return;
       }
       let work: Promise<void>;
@@ -79,18 +77,18 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
         work = options.hosted(req, res, url, target.subdomain);
       else if (target.side === 'admin' && accepts !== 'hosted') work = options.admin(req, res, url);
       else {
-        sendJson(res, 404, {
-          error: { code: 'ERR_NOT_FOUND', message: 'nothing is served for this host on this port' },
-        });
+        sendError(
+          res,
+          new McphostError('ERR_NOT_FOUND', 'nothing is served for this host on this port'),
+        );
         return;
       }
+      // A side answers its own failures; what escapes is logged and answered from the
+      // registry (anything not a McphostError is a bug: 500, the detail in the log only).
       work.catch((error: unknown) => {
         options.onError(error, requestId);
-        if (!res.headersSent) {
-          sendJson(res, 500, {
-            error: { code: 'ERR_INTERNAL', message: 'internal error; see the control plane log' },
-          });
-        } else res.destroy();
+        if (!res.headersSent) sendError(res, error);
+        else res.destroy();
       });
     };
 

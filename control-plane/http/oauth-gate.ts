@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   authenticateBearer,
+  checkStoredKeySetUrl,
   createAccessTokenVerifier,
   protectedResourceMetadata,
   resourceMetadataUrlFor,
@@ -14,11 +15,14 @@ import {
   type AccessTokenVerifier,
 } from '../auth/index.js';
 import { serverAddress, type Config } from '../config.js';
-import { isMcphostError } from '../errors.js';
-import type { ServerRecord } from '../store/records.js';
-import type { Authentication } from './hosted-side.js';
+import { isMcphostError, McphostError } from '../errors.js';
+import type { ServerRecord } from '../store/index.js';
+import type { Authentication } from './authentication.js';
+import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
 const MAX_CACHED_VERIFIERS = 1000;
+/** What a 503 for an unreachable Authorization Server tells clients to wait, in seconds. */
+const RETRY_AFTER_SECONDS = 5;
 
 export class OAuthGate {
   readonly #config: Config;
@@ -41,15 +45,12 @@ export class OAuthGate {
     const metadata = server.oauthMetadata;
     if (!metadata) {
       // Cannot happen through the API (saving oauth2 stores the metadata); refuse rather than open up.
-      return {
-        ok: false,
-        status: 503,
-        headers: {},
-        body: {
-          error: 'temporarily_unavailable',
-          error_description: 'authorization server metadata missing',
-        },
-      };
+      return unavailable(
+        new McphostError(
+          'ERR_AUTH_SERVER_UNAVAILABLE',
+          'the authorization server metadata of this server is missing; save its OAuth settings again',
+        ),
+      );
     }
     let outcome;
     try {
@@ -61,21 +62,13 @@ export class OAuthGate {
         },
       );
     } catch (error) {
-      // The AS's keys could not be fetched, or the stored jwks_uri is no longer
-      // acceptable (plain HTTP after OAUTH_ALLOW_INSECURE_LOOPBACK was turned off):
-      // the token may be fine, so no 401 (clients would start a new authorization);
-      // a 503 says "try again", or "fix the settings".
-      if (!isMcphostError(error, 'ERR_OAUTH_METADATA') && !(error instanceof TypeError))
-        throw error;
-      return {
-        ok: false,
-        status: 503,
-        headers: { 'retry-after': '5' },
-        body: {
-          error: 'temporarily_unavailable',
-          error_description: 'the authorization server keys cannot be fetched',
-        },
-      };
+      // The AS's keys cannot be had, or the stored jwks_uri is no longer acceptable
+      // (plain HTTP after OAUTH_ALLOW_INSECURE_LOOPBACK was turned off): the token
+      // may be fine, so no 401 (clients would start a new authorization); a 503
+      // says "try again", or "fix the settings". Anything else is a bug: rethrown,
+      // it is answered 500 and logged.
+      if (!isMcphostError(error, 'ERR_AUTH_SERVER_UNAVAILABLE')) throw error;
+      return unavailable(error);
     }
     if (!outcome.ok) {
       return {
@@ -83,6 +76,7 @@ export class OAuthGate {
         status: outcome.status,
         headers: { 'www-authenticate': outcome.wwwAuthenticate },
         body: outcome.body,
+        reason: req.headers.authorization === undefined ? 'missing_token' : outcome.body.error,
       };
     }
     return {
@@ -112,6 +106,7 @@ export class OAuthGate {
     ]);
     let verifier = this.#verifiers.get(key);
     if (!verifier) {
+      checkStoredKeySetUrl(metadata.jwks_uri, this.#config.oauthAllowInsecureLoopback);
       verifier = createAccessTokenVerifier({
         issuer: metadata.issuer,
         jwksUri: metadata.jwks_uri,
@@ -131,4 +126,15 @@ export class OAuthGate {
     }
     return verifier;
   }
+}
+
+/** The refusal for an Authorization Server that cannot check tokens now: status and code from the registry. */
+function unavailable(error: McphostError): Authentication {
+  return {
+    ok: false,
+    status: httpStatusFor(error.code),
+    headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    body: jsonRpcErrorBody(error),
+    reason: 'temporarily_unavailable',
+  };
 }

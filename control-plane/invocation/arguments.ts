@@ -3,7 +3,7 @@
  * clients see in `tools/list`, and the check every call passes before a
  * container is touched. Both come from the same declarations.
  */
-import type { ToolParameter } from '../store/records.js';
+import type { ToolParameter } from '../store/index.js';
 
 type ParameterDeclaration = ToolParameter;
 type ParameterType = ToolParameter['type'];

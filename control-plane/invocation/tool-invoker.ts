@@ -6,18 +6,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallOperation } from '../../src/protocol/index.js';
-import { isMcphostError } from '../errors.js';
+import { errorSpecOf, isMcphostError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { resolveLimits, type InvocationLimits } from '../sandbox/limits.js';
+import { InvocationLimitsSchema, resolveLimits, type InvocationLimits } from '../sandbox/index.js';
 import type {
   InvocationOutcome,
+  InvocationVerdict,
   LogEntry,
-  OutcomeError,
   ToolRuntime,
   InvokeHooks,
-} from '../sandbox/invocation.js';
+} from '../sandbox/index.js';
 import type { BrokerCallContext } from '../broker/index.js';
-import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/records.js';
+import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
 import { checkArguments } from './arguments.js';
 import { createRedactor } from './redact.js';
 
@@ -45,6 +45,7 @@ export interface ServerRuntimeSettings extends Pick<
 
 /** The narrow ports the invoker depends on; the real classes satisfy them. */
 export interface InvokerPorts {
+  /** Runs the tool; every line of the outcome's `logs` reaches `hooks.onLog` first (kept from there). */
   sandbox: { invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> };
   broker: {
     handle(operation: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown>;
@@ -69,15 +70,6 @@ export interface InvokerPorts {
   /** Service log lines (never a secret value: they are redacted first). */
   logger: Logger;
 }
-
-/** Failures of mcphost itself rather than of the tool: logged as warnings for operators. */
-const INFRASTRUCTURE_CODES = new Set([
-  'ERR_SANDBOX_UNAVAILABLE',
-  'ERR_NO_CAPACITY',
-  'ERR_CONTAINER_CRASHED',
-  'ERR_PROTOCOL',
-  'ERR_INTERNAL',
-]);
 
 export interface InvocationLogEntry {
   id: string;
@@ -105,14 +97,13 @@ export interface InvokeRequest {
   onLog?: (entry: LogEntry) => void;
 }
 
-export interface InvokeResult {
-  ok: boolean;
-  value?: unknown;
-  error?: OutcomeError;
+/** The tool's verdict (secrets redacted), its console lines and the version that ran. */
+export type InvokeResult = InvocationVerdict & {
   logs: LogEntry[];
+  /** Time spent running in a container, in ms. */
   durationMs: number;
   version: number;
-}
+};
 
 export class ToolInvoker {
   readonly #ports: InvokerPorts;
@@ -120,10 +111,18 @@ export class ToolInvoker {
   #active = 0;
   #idleWaiters: (() => void)[] = [];
 
-  /** `defaults`: the service-wide limits from the configuration. */
+  /** `defaults`: the service-wide limits from the configuration; invalid ones are a TypeError. */
   constructor(ports: InvokerPorts, defaults: InvocationLimits) {
+    // Tools' and servers' own limits are validated when saved: with these, every merge is valid.
+    const checked = InvocationLimitsSchema.safeParse(defaults);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      throw new TypeError(
+        `ToolInvoker: invalid default limits: ${issue?.path.join('.')}: ${issue?.message}`,
+      );
+    }
     this.#ports = ports;
-    this.#defaults = defaults;
+    this.#defaults = checked.data;
   }
 
   /** Invocations running now. */
@@ -159,7 +158,7 @@ export class ToolInvoker {
     const invocationId = randomUUID();
     const checked = checkArguments(tool.parameters, request.args);
     if (!checked.ok) {
-      const error: OutcomeError = { code: 'ERR_INVALID_ARGUMENT', message: checked.message };
+      const error = { code: 'ERR_INVALID_ARGUMENT' as const, message: checked.message };
       return this.#finish(
         request,
         { ok: false, error, logs: [], durationMs: 0, queueMs: 0 },
@@ -185,13 +184,19 @@ export class ToolInvoker {
       invocation: invocationId,
       egressAllow: server?.egressAllow ?? [],
     };
+    // Each kept line is redacted once, as it arrives: the live listener and the log get that copy.
+    const logs: LogEntry[] = [];
     const onLog = request.onLog;
     let outcome: InvocationOutcome;
     try {
       outcome = await this.#ports.sandbox.invoke(runtime, {
         params: checked.params,
         signal: request.signal,
-        onLog: onLog && ((entry) => onLog({ ...entry, text: redact(entry.text) })),
+        onLog: (entry) => {
+          const shown = { ...entry, text: redact(entry.text) };
+          logs.push(shown);
+          onLog?.(shown);
+        },
         onCall: (operation, args, context) =>
           this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
       });
@@ -200,11 +205,9 @@ export class ToolInvoker {
       // did on a database connection survives it; the reset runs behind the answer.
       void this.#ports.broker.endInvocation(invocationId);
     }
-    const redacted: InvocationOutcome = {
-      ...outcome,
-      logs: outcome.logs.map((entry) => ({ ...entry, text: redact(entry.text) })),
-      error: outcome.error && { ...outcome.error, message: redact(outcome.error.message) },
-    };
+    const redacted: InvocationOutcome = outcome.ok
+      ? { ...outcome, logs }
+      : { ...outcome, logs, error: { ...outcome.error, message: redact(outcome.error.message) } };
     return this.#finish(request, redacted, started, invocationId);
   }
 
@@ -234,7 +237,7 @@ export class ToolInvoker {
     invocationId: string,
   ): InvokeResult {
     const { tool } = request;
-    const outcomeLabel = outcome.ok ? 'ok' : (outcome.error?.code ?? 'ERR_INTERNAL');
+    const outcomeLabel = outcome.ok ? 'ok' : outcome.error.code;
     this.#ports.metrics.invocation(
       tool.subdomain,
       tool.name,
@@ -252,9 +255,9 @@ export class ToolInvoker {
       queueMs: outcome.queueMs,
       container: outcome.instanceId,
     };
-    if (INFRASTRUCTURE_CODES.has(outcomeLabel))
+    if (!outcome.ok && errorSpecOf(outcome.error.code).infrastructure)
       this.#ports.logger.warn(
-        { ...fields, error: outcome.error?.message },
+        { ...fields, error: outcome.error.message },
         'invocation failed in the sandbox',
       );
     else this.#ports.logger.debug(fields, 'invocation finished');
@@ -266,25 +269,16 @@ export class ToolInvoker {
       version: tool.version,
       durationMs: outcome.durationMs,
       ok: outcome.ok,
-      errorCode: outcome.error?.code ?? null,
-      errorMessage: outcome.error?.message ?? null,
+      errorCode: outcome.ok ? null : outcome.error.code,
+      errorMessage: outcome.ok ? null : outcome.error.message,
       logs: outcome.logs,
       caller: request.caller,
       requestId: request.requestId,
     });
-    const result: InvokeResult = {
-      ok: outcome.ok,
-      logs: outcome.logs,
-      durationMs: outcome.durationMs,
-      version: tool.version,
-    };
-    if (outcome.ok) result.value = outcome.value ?? null;
-    else
-      result.error = outcome.error ?? {
-        code: 'ERR_INTERNAL',
-        message: 'invocation failed without an error',
-      };
-    return result;
+    const measured = { logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };
+    return outcome.ok
+      ? { ok: true, value: outcome.value, ...measured }
+      : { ok: false, error: outcome.error, ...measured };
   }
 }
 

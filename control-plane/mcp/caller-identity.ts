@@ -7,7 +7,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { Caller } from '../invocation/tool-invoker.js';
+import type { Caller } from '../invocation/index.js';
 
 /** Identity a session is bound to: the same subject and client must come back. */
 export function callerKeyOf(caller: Caller): string {

@@ -1,20 +1,24 @@
 /**
  * The MCP server of one session on one hosted server: the official SDK's
  * `Server` with `tools/list` and `tools/call` answered from the in-memory
- * configuration, console output streamed as logging notifications on the
- * call's own response stream, cancellation wired to the invocation.
+ * configuration, and the session's log level.
+ *
+ * `logging/setLevel` is answered here rather than by the SDK's built-in
+ * handler: the SDK keeps the level privately and filters only
+ * `sendLoggingMessage`, which sends outside any request — a tool's log lines
+ * must travel on its call's own response, so the filter is ours (tool-call.ts).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
   SetLevelRequestSchema,
+  type LoggingLevel,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { requestIdFromHeaders } from '../http/request-context.js';
-import { inputSchemaFor } from '../invocation/arguments.js';
-import type { InvocableTool } from '../invocation/tool-invoker.js';
-import { callTool, type SessionState, type ToolCallContext } from './tool-call.js';
+import { inputSchemaFor } from '../invocation/index.js';
+import type { InvocableTool } from '../invocation/index.js';
+import { callTool, type ToolCallContext } from './tool-call.js';
 
 export type { ToolCatalog } from './tool-call.js';
 
@@ -39,15 +43,17 @@ function describe(tool: InvocableTool): Tool {
   return described;
 }
 
-/** Builds the SDK server of one session; `state` is shared with the lean tools/call path. */
-export function createHostedMcpServer(context: HostedServerContext, state: SessionState): Server {
+/** Builds the SDK server of one session. */
+export function createHostedMcpServer(context: HostedServerContext): Server {
   const server = new Server(
     { name: `mcphost/${context.subdomain}`, version: context.version },
     { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
+  // Every line is sent until the client asks for less.
+  let minimumLevel: LoggingLevel = 'debug';
 
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-    state.minimumLevel = request.params.level;
+    minimumLevel = request.params.level;
     return {};
   });
 
@@ -56,19 +62,7 @@ export function createHostedMcpServer(context: HostedServerContext, state: Sessi
   }));
 
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(
-      context,
-      state,
-      request.params,
-      requestIdFromHeaders(extra.requestInfo?.headers),
-      extra.signal,
-      (params) => {
-        // Related to the request, so it travels on this call's own SSE stream.
-        void extra
-          .sendNotification({ method: 'notifications/message', params })
-          .catch(() => undefined);
-      },
-    ),
+    callTool(context, request, extra, () => minimumLevel),
   );
 
   return server;

@@ -1,70 +1,41 @@
 /**
- * `/mcp` of a hosted server: MCP Streamable HTTP through the official SDK
- * transport, one transport and server per session. A POST without a session
- * id opens a session (the transport answers anything but `initialize` with the
- * error the specification names). In a session, POST bodies are read once,
- * here: a single `tools/call` takes the lean path (lean-tool-call.ts), anything
- * else goes to the session's transport with the parsed body. Body size,
- * content type and JSON errors get JSON-RPC errors, never a 500.
+ * `/mcp` of a hosted server: finds the request's session (or opens one for an
+ * `initialize`), then hands the request to that session's transport
+ * (streamable-http-transport.ts), whose messages the SDK's `Server` handles.
+ * Every MCP request takes this one path. Transport errors — headers, body
+ * size, JSON, unknown sessions — are McphostErrors answered as JSON-RPC
+ * errors with the registry's status and code, never a 500.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isMcphostError, type McphostError } from '../errors.js';
-import { httpStatusFor, sendJson } from '../http/error-response.js';
-import { BodyTooLarge, readBody } from '../http/read-body.js';
-import type { Caller } from '../invocation/tool-invoker.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isMcphostError, McphostError } from '../errors.js';
+import { sendJsonRpcError } from '../http/index.js';
+import type { Caller } from '../invocation/index.js';
 import { callerKeyOf } from './caller-identity.js';
-import { createHostedMcpServer, type HostedServerContext } from './hosted-mcp-server.js';
-import { tryLeanPath, type LeanSession } from './lean-tool-call.js';
-import type { McpSession, SessionAdmission, SessionRegistry } from './session-registry.js';
-import type { SessionState } from './tool-call.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { checkGetHeaders, checkProtocolVersion, readPost } from './incoming-request.js';
+import type { McpSession, SessionRegistry } from './session-registry.js';
+import { StreamableHttpTransport } from './streamable-http-transport.js';
+
+/** Silence on an open response before it turns into a stream with keep-alive comments (the SDK's own interval). */
+export const SSE_KEEP_ALIVE_MS = 15_000;
 
 export interface McpEndpointOptions {
   sessions: SessionRegistry;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
-  context: Omit<HostedServerContext, 'subdomain' | 'caller'>;
+  /** The SDK server of a new session (app: createHostedMcpServer; tests: servers of their own). */
+  serverFor(subdomain: string, caller: Caller): Server;
   /** Counts a new session refused (`reason`: session_quota or session_capacity). */
   onRefused?: (subdomain: string, reason: string) => void;
+  /** See SSE_KEEP_ALIVE_MS; tests shorten it. */
+  keepAliveMs?: number;
 }
 
-/** A session as the endpoint keeps it: registry entry, SDK transport, lean-path state. */
-interface TransportSession extends McpSession, LeanSession {
-  readonly transport: StreamableHTTPServerTransport;
-  /** Set once the session closed, whoever closed it. */
-  closed: boolean;
-}
-
-/** A JSON-RPC error response outside any session (the transport is not involved). */
-export function sendJsonRpcError(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
-}
-
-/**
- * A refusal outside any session as a JSON-RPC error: the status comes from the
- * error's code (error-response.ts), the code travels in `error.data.code`.
- */
-export function sendJsonRpcRefusal(
-  res: ServerResponse,
-  error: McphostError,
-  headers: Record<string, string> = {},
-): void {
-  sendJson(
-    res,
-    httpStatusFor(error.code),
-    {
-      jsonrpc: '2.0',
-      error: { code: -32000, message: error.message, data: { code: error.code } },
-      id: null,
-    },
-    headers,
-  );
+/** A session as the endpoint keeps it: registry entry and its transport. */
+interface TransportSession extends McpSession {
+  readonly transport: StreamableHttpTransport;
 }
 
 export class McpEndpoint {
@@ -81,139 +52,138 @@ export class McpEndpoint {
     caller: Caller,
     quotaKey: string,
   ): Promise<void> {
-    const sessionId = headerValue(req.headers['mcp-session-id']);
+    try {
+      await this.#route(req, res, subdomain, caller, quotaKey);
+    } catch (error) {
+      if (!isMcphostError(error) || res.headersSent) throw error;
+      req.resume();
+      sendJsonRpcError(res, error, error.code === 'ERR_METHOD_NOT_ALLOWED' ? ALLOW : {});
+    }
+  }
+
+  async #route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    subdomain: string,
+    caller: Caller,
+    quotaKey: string,
+  ): Promise<void> {
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
+      throw new McphostError('ERR_METHOD_NOT_ALLOWED', 'Method not allowed.');
+    }
+    const sessionId = req.headers['mcp-session-id'];
     if (sessionId === undefined) {
       if (req.method !== 'POST') {
-        sendJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-        return;
+        throw new McphostError('ERR_BAD_REQUEST', 'Bad Request: Mcp-Session-Id header is required');
       }
-      let admission: SessionAdmission;
-      try {
-        admission = this.#options.sessions.admit(subdomain, quotaKey);
-      } catch (error) {
-        if (!isMcphostError(error)) throw error;
-        this.#options.onRefused?.(
-          subdomain,
-          error.code === 'ERR_SESSION_QUOTA' ? 'session_quota' : 'session_capacity',
-        );
-        req.resume();
-        sendJsonRpcRefusal(res, error, { 'retry-after': '1' });
-        return;
-      }
-      try {
-        await this.#openSession(req, res, subdomain, caller, quotaKey, admission);
-      } finally {
-        admission.release();
-      }
+      await this.#open(req, res, subdomain, caller, quotaKey);
       return;
     }
-    const session = this.#options.sessions.peek(sessionId) as TransportSession | undefined;
-    // A session of another server or another caller is as unknown as a made-up id
-    // (and is not kept alive by it: only a matching request marks it used).
-    if (
-      !session ||
-      session.subdomain !== subdomain ||
-      session.callerKey !== callerKeyOf(caller) ||
-      !this.#options.sessions.use(sessionId)
-    ) {
-      sendJsonRpcError(res, 404, -32001, 'Session not found; start a new session with initialize');
+    const session = this.#sessionFor(sessionId, subdomain, caller);
+    if (req.method === 'GET') {
+      checkGetHeaders(req);
+      session.transport.handleGet(res);
       return;
     }
-    if (req.method !== 'POST') {
-      await session.transport.handleRequest(req, res);
+    checkProtocolVersion(req);
+    if (req.method === 'DELETE') {
+      req.resume();
+      await session.close();
+      this.#options.sessions.remove(session.id);
+      res.writeHead(200).end();
       return;
     }
     // Until its response ends, the session is answering a request (a call may be
     // running): it is neither evicted nor swept.
     session.running += 1;
     res.once('close', () => (session.running -= 1));
-    let message: unknown;
-    try {
-      message = JSON.parse((await readBody(req, this.#options.maxBodyBytes)).toString('utf8'));
-    } catch (error) {
-      // What the transport answers for these when it reads the body itself.
-      if (error instanceof BodyTooLarge) sendJsonRpcError(res, 413, -32000, error.message);
-      else sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
-      return;
-    }
-    // The session may have closed while the body arrived (server deleted, mode changed).
-    if (session.closed) {
-      sendJsonRpcError(res, 404, -32001, 'Session not found; start a new session with initialize');
-      return;
-    }
-    if (await tryLeanPath(req, res, session, message)) return;
-    await session.transport.handleRequest(req, res, message);
+    const post = await readPost(req, this.#options.maxBodyBytes);
+    session.transport.handlePost(req, res, post);
   }
 
-  async #openSession(
+  /**
+   * The session `id` names, if it belongs to this server and this caller: a
+   * session of another server or caller is as unknown as a made-up id (and is
+   * not kept alive by it: only a matching request marks it used).
+   */
+  #sessionFor(id: string | string[], subdomain: string, caller: Caller): TransportSession {
+    const session =
+      typeof id === 'string'
+        ? (this.#options.sessions.peek(id) as TransportSession | undefined)
+        : undefined;
+    if (
+      !session ||
+      session.subdomain !== subdomain ||
+      session.callerKey !== callerKeyOf(caller) ||
+      session.transport.closed ||
+      !this.#options.sessions.use(session.id)
+    ) {
+      throw new McphostError(
+        'ERR_SESSION_NOT_FOUND',
+        'Session not found; start a new session with initialize',
+      );
+    }
+    return session;
+  }
+
+  /** Opens a session for an `initialize` POST, within the caller's and the server's quotas. */
+  async #open(
     req: IncomingMessage,
     res: ServerResponse,
     subdomain: string,
     caller: Caller,
     quotaKey: string,
-    admission: SessionAdmission,
   ): Promise<void> {
-    const { sessions, maxBodyBytes, context } = this.#options;
-    const callContext = { ...context, subdomain, caller };
-    const state: SessionState = { minimumLevel: 'debug' };
-    const server = createHostedMcpServer(callContext, state);
-    let session: TransportSession | undefined;
-    const inFlight = new Map<string | number, AbortController>();
-    // However the session ends (DELETE, idle, mode change), its lean calls stop
-    // as the SDK's own handlers do.
-    const abortAll = () => {
-      if (session) session.closed = true;
-      for (const controller of inFlight.values()) controller.abort('session closed');
-    };
-    let initializeAnswered = false;
-    res.once('close', () => {
-      initializeAnswered = true;
-      if (session) session.running -= 1;
-    });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      maxRequestBodySize: maxBodyBytes,
-      onsessioninitialized: (id) => {
-        session = {
-          id,
-          subdomain,
-          callerKey: callerKeyOf(caller),
-          quotaKey,
-          // Its own initialize is still being answered: not evictable yet.
-          running: initializeAnswered ? 0 : 1,
-          lastUsed: Date.now(),
-          transport,
-          state,
-          context: callContext,
-          inFlight,
-          closed: false,
-          close: async () => {
-            abortAll();
-            await server.close();
-          },
-          notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
-        };
-        admission.add(session);
-      },
-      onsessionclosed: (id) => {
-        abortAll();
-        sessions.remove(id);
-      },
-    });
-    transport.onclose = () => {
-      abortAll();
-      if (session) sessions.remove(session.id);
-    };
-    await server.connect(transport);
+    const { sessions, maxBodyBytes } = this.#options;
+    const post = await readPost(req, maxBodyBytes);
+    if (post.messages.length !== 1 || !isInitializeRequest(post.messages[0])) {
+      throw new McphostError(
+        'ERR_BAD_REQUEST',
+        'Bad Request: Mcp-Session-Id header is required (only initialize opens a session)',
+      );
+    }
+    let admission;
     try {
-      await transport.handleRequest(req, res);
+      admission = sessions.admit(subdomain, quotaKey);
+    } catch (error) {
+      if (isMcphostError(error, 'ERR_SESSION_QUOTA') || isMcphostError(error, 'ERR_NO_CAPACITY')) {
+        this.#options.onRefused?.(
+          subdomain,
+          error.code === 'ERR_SESSION_QUOTA' ? 'session_quota' : 'session_capacity',
+        );
+        sendJsonRpcError(res, error, { 'retry-after': '1' });
+        return;
+      }
+      throw error;
+    }
+    try {
+      const transport = new StreamableHttpTransport({
+        sessionId: randomUUID(),
+        keepAliveMs: this.#options.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
+      });
+      const server = this.#options.serverFor(subdomain, caller);
+      const session: TransportSession = {
+        id: transport.sessionId,
+        subdomain,
+        callerKey: callerKeyOf(caller),
+        quotaKey,
+        // Its own initialize is being answered: not evictable until that ends.
+        running: 1,
+        lastUsed: Date.now(),
+        transport,
+        close: () => server.close(),
+        notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
+      };
+      res.once('close', () => (session.running -= 1));
+      // However the session ends (DELETE, idle, eviction, mode change), the registry forgets it.
+      transport.onclose = () => sessions.remove(session.id);
+      await server.connect(transport);
+      admission.add(session);
+      transport.handlePost(req, res, post);
     } finally {
-      // Not an initialize request: the transport has answered with an error; nothing to keep.
-      if (!session) await server.close();
+      admission.release();
     }
   }
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
+const ALLOW = { allow: 'GET, POST, DELETE' };

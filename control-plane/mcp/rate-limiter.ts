@@ -9,7 +9,7 @@
  * gets about the whole limit; one whose requests all land on one replica gets
  * that replica's share — never more than the limit in total.
  */
-import type { RateLimit } from '../store/records.js';
+import type { RateLimit } from '../store/index.js';
 
 /** The outcome of one request against its bucket. */
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };

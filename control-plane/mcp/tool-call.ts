@@ -1,30 +1,30 @@
 /**
- * One `tools/call` on a hosted server: look the tool up, run it, stream its
- * console output as logging notifications (at or above the session's level),
- * and shape the result. The SDK request handler and the lean path both call
- * this, so a call behaves the same whichever way it arrives.
+ * The `tools/call` handler of a hosted server: look the tool up, run it,
+ * stream its console output as logging notifications on the call's own
+ * response (at or above the session's level), and shape the result. The SDK's
+ * protocol layer around it parses the request, validates the result, and
+ * aborts `extra.signal` on `notifications/cancelled` or when the session ends.
  */
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
-  ErrorCode,
   LoggingLevelSchema,
-  McpError,
+  type CallToolRequest,
   type CallToolResult,
   type LoggingLevel,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { LogLevel } from '../../src/protocol/index.js';
-import type { Caller, InvocableTool, ToolInvoker } from '../invocation/tool-invoker.js';
+import { McphostError } from '../errors.js';
+import { requestIdFromHeaders } from '../http/index.js';
+import type { Caller, InvocableTool, ToolInvoker } from '../invocation/index.js';
+import { toProtocolError } from './protocol-error.js';
 import { toCallToolResult } from './tool-result.js';
 
 /** What the MCP layer reads of the configuration (served from memory). */
 export interface ToolCatalog {
   tools(subdomain: string): readonly InvocableTool[];
   tool(subdomain: string, name: string): InvocableTool | undefined;
-}
-
-/** Per-session state shared by both paths. */
-export interface SessionState {
-  /** Least severe level sent as a notification (`logging/setLevel`); default debug. */
-  minimumLevel: LoggingLevel;
 }
 
 export interface ToolCallContext {
@@ -34,12 +34,8 @@ export interface ToolCallContext {
   invoker: ToolInvoker;
 }
 
-/** A logging notification's params, ready to send. */
-export interface LogNotificationParams {
-  level: LoggingLevel;
-  logger: string;
-  data: string;
-}
+/** What a handler of this session may send and read (the SDK's per-request extra). */
+export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 const LEVEL_OF_CONSOLE: Record<LogLevel, LoggingLevel> = {
   debug: 'debug',
@@ -50,27 +46,39 @@ const LEVEL_OF_CONSOLE: Record<LogLevel, LoggingLevel> = {
 };
 const SEVERITY = new Map(LoggingLevelSchema.options.map((level, index) => [level, index]));
 
-/** Runs a tool call; an unknown tool is a JSON-RPC error (InvalidParams), tool failures are isError results. */
+/** True when a line at `level` is sent to a session whose `logging/setLevel` asked for `minimum`. */
+export function isLevelSent(level: LoggingLevel, minimum: LoggingLevel): boolean {
+  return SEVERITY.get(level)! >= SEVERITY.get(minimum)!;
+}
+
+/** Runs a tool call; an unknown tool is a JSON-RPC error (ERR_UNKNOWN_TOOL), tool failures are isError results. */
 export async function callTool(
   context: ToolCallContext,
-  state: SessionState,
-  params: { name: string; arguments?: Record<string, unknown> },
-  requestId: string,
-  signal: AbortSignal,
-  sendLog: (params: LogNotificationParams) => void,
+  request: CallToolRequest,
+  extra: HandlerExtra,
+  minimumLevel: () => LoggingLevel,
 ): Promise<CallToolResult> {
-  const tool = context.catalog.tool(context.subdomain, params.name);
-  if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+  const { name } = request.params;
+  const tool = context.catalog.tool(context.subdomain, name);
+  if (!tool) {
+    throw toProtocolError(new McphostError('ERR_UNKNOWN_TOOL', `Unknown tool: ${name}`));
+  }
   const result = await context.invoker.invoke({
     tool,
-    args: params.arguments,
+    args: request.params.arguments,
     caller: context.caller,
-    requestId,
-    signal,
+    requestId: requestIdFromHeaders(extra.requestInfo?.headers),
+    signal: extra.signal,
     onLog: (entry) => {
       const level = LEVEL_OF_CONSOLE[entry.level];
-      if ((SEVERITY.get(level) ?? 0) < (SEVERITY.get(state.minimumLevel) ?? 0)) return;
-      sendLog({ level, logger: params.name, data: entry.text });
+      if (!isLevelSent(level, minimumLevel())) return;
+      // Related to the request, so it travels on this call's own response.
+      void extra
+        .sendNotification({
+          method: 'notifications/message',
+          params: { level, logger: name, data: entry.text },
+        })
+        .catch(() => undefined);
     },
   });
   return toCallToolResult(result);

@@ -4,7 +4,7 @@
  * failure as an `isError` result carrying the message and its stable code.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { InvokeResult } from '../invocation/tool-invoker.js';
+import type { InvokeResult } from '../invocation/index.js';
 
 /** Key under `_meta` carrying the stable error code of a failed call. */
 export const ERROR_CODE_META_KEY = 'mcphost/errorCode';
@@ -12,9 +12,10 @@ export const ERROR_CODE_META_KEY = 'mcphost/errorCode';
 export const ERROR_LINE_META_KEY = 'mcphost/line';
 export const ERROR_COLUMN_META_KEY = 'mcphost/column';
 
+/** The MCP result of an invocation: its verdict as content; logs and timings stay behind. */
 export function toCallToolResult(result: InvokeResult): CallToolResult {
   if (!result.ok) {
-    const error = result.error ?? { code: 'ERR_INTERNAL', message: 'invocation failed' };
+    const { error } = result;
     // The text is the message as thrown (tool authors write it for the user);
     // where in the code it happened travels beside it.
     const meta: Record<string, unknown> = { [ERROR_CODE_META_KEY]: error.code };
@@ -22,7 +23,7 @@ export function toCallToolResult(result: InvokeResult): CallToolResult {
     if (error.column !== undefined) meta[ERROR_COLUMN_META_KEY] = error.column;
     return { isError: true, content: [{ type: 'text', text: error.message }], _meta: meta };
   }
-  const value = result.value ?? null;
+  const { value } = result;
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
   const text = JSON.stringify(value);
   if (isPlainObject(value)) {

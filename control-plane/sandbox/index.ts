@@ -10,17 +10,15 @@ export {
   type BudgetStats,
 } from './sandbox-manager.js';
 export { poolUnitOf } from './pool/pool-key.js';
-export {
-  resolveLimits,
-  DEFAULT_INVOCATION_LIMITS,
-  InvocationLimitsSchema,
-  type InvocationLimits,
-} from './limits.js';
+/** The user the runner image runs as; image building sets the files' owner to it. */
+export { RUNNER_USER } from './harness-command.js';
+export { resolveLimits, InvocationLimitsSchema, type InvocationLimits } from './limits.js';
 export type {
   ToolRuntime,
   InvokeHooks,
   LogEntry,
   InvocationOutcome,
+  InvocationVerdict,
   OutcomeError,
   CallContext,
 } from './invocation.js';
@@ -28,3 +26,6 @@ export type { PoolDefaults, PoolCaps, PoolSize } from './pool/pool-settings.js';
 export type { PoolStats } from './pool/pool-contract.js';
 export type { RetireReason } from './pool/pooled-instance.js';
 export type { SandboxDriver, SandboxInstance, SandboxSpec, SandboxExit } from './driver.js';
+export { DockerSandbox } from './docker/docker-sandbox.js';
+export { ProcessSandbox } from './process/process-sandbox.js';
+export { missingRuntimeMessage } from './runtime-availability.js';

@@ -1,7 +1,7 @@
 /**
  * The shapes of one tool invocation as the rest of the control plane sees it:
  * what to run (`ToolRuntime`), how the caller takes part (`InvokeHooks`) and
- * what comes back (`InvocationOutcome`, never an exception for tool failures).
+ * what comes back (`InvocationVerdict` and, beside it, what the sandbox measured).
  */
 import type { CallOperation, LogLevel } from '../../src/protocol/index.js';
 import type { McphostErrorCode } from '../errors.js';
@@ -21,7 +21,7 @@ export interface ToolRuntime {
   code: string;
   /** Only the secrets the tool lists, by name. */
   env: Record<string, string>;
-  /** Resolved limits (see `resolveLimits`). */
+  /** Resolved limits (see `resolveLimits`), each part validated where it entered: trusted here. */
   limits: InvocationLimits;
   /** Single-use containers: each one serves one invocation and is retired. */
   strict: boolean;
@@ -45,7 +45,7 @@ export interface CallContext {
 export interface InvokeHooks {
   /** Declared inputs, already validated. */
   params: Record<string, unknown>;
-  /** Receives each console line as it arrives. */
+  /** Receives each console line kept (the entries the outcome's `logs` holds), as it arrives. */
   onLog?(entry: LogEntry): void;
   /** Performs a brokered `sdk.http` / `sdk.db` request; a thrown McphostError travels back with its code. */
   onCall(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
@@ -53,19 +53,27 @@ export interface InvokeHooks {
   signal?: AbortSignal;
 }
 
-/** A failure as reported to the caller. */
+/** A failure as reported to the caller: a stable code, a message, and where in the tool's code. */
 export interface OutcomeError {
   code: McphostErrorCode;
   message: string;
+  /** 1-based position in the tool's code, for syntax and runtime errors. */
   line?: number;
   column?: number;
 }
 
-/** What an invocation came to; `ok` false carries `error`. */
-export interface InvocationOutcome {
-  ok: boolean;
-  value?: unknown;
-  error?: OutcomeError;
+/**
+ * The one shape of "what the tool came to", from the runner connection to the
+ * MCP result: its value, or its failure. `ok` says which; the other field is
+ * absent (typed so that reading it without narrowing gives `undefined`).
+ */
+export type InvocationVerdict =
+  | { ok: true; value: unknown; error?: undefined }
+  | { ok: false; error: OutcomeError; value?: undefined };
+
+/** A verdict with what the sandbox saw beside it; never an exception for tool failures. */
+export type InvocationOutcome = InvocationVerdict & {
+  /** Console lines kept within the log budget. */
   logs: LogEntry[];
   /** Time spent running in a container, in ms. */
   durationMs: number;
@@ -73,4 +81,4 @@ export interface InvocationOutcome {
   queueMs: number;
   /** Container that ran it, when one was leased. */
   instanceId?: string;
-}
+};

@@ -1,7 +1,9 @@
 /**
  * Per-invocation limits: what one tool call may use. A tool's own limits win
  * over its server's, which win over the service defaults; merged with `??` so
- * that 0 stays a value and never silently becomes the default.
+ * that 0 stays a value and never silently becomes the default. The service
+ * defaults are the TOOL_* settings of the configuration table, handed in by
+ * whoever builds the sandbox: none is written here.
  */
 import { z } from 'zod';
 
@@ -32,17 +34,6 @@ export const InvocationLimitsSchema = z.object({
   maxResultBytes: z.number().int().positive(),
   maxLogBytes: z.number().int().positive(),
   maxLogEntries: z.number().int().positive(),
-});
-
-/** Service-wide defaults when nothing else is configured. */
-export const DEFAULT_INVOCATION_LIMITS: Readonly<InvocationLimits> = Object.freeze({
-  timeoutMs: 10_000,
-  memoryMb: 128,
-  cpus: 0.5,
-  pids: 64,
-  maxResultBytes: 1024 * 1024,
-  maxLogBytes: 64 * 1024,
-  maxLogEntries: 1000,
 });
 
 /** Merges tool, then server, then default limits with `??` (0 is a value, not "unset"). */

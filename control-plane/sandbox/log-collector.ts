@@ -21,7 +21,11 @@ export class LogCollector {
   #bytes = 0;
   #dropped = false;
 
-  /** `limits`: the invocation's byte and line budgets; `forward` sees every kept entry. */
+  /**
+   * `limits`: the invocation's byte and line budgets; `forward` sees every kept
+   * entry, after it is kept (a throw reaches the caller of `add`: the runner
+   * connection, which ignores it).
+   */
   constructor(
     limits: Pick<InvocationLimits, 'maxLogBytes' | 'maxLogEntries'>,
     forward?: (entry: LogEntry) => void,
@@ -56,10 +60,6 @@ export class LogCollector {
 
   #keep(entry: LogEntry): void {
     this.entries.push(entry);
-    try {
-      this.#forward?.(entry);
-    } catch {
-      // The caller's sink failing must not fail the invocation.
-    }
+    this.#forward?.(entry);
   }
 }

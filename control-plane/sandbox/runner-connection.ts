@@ -13,38 +13,40 @@ import {
   LineReader,
   encodeMessage,
   type CallMessage,
-  type CallOperation,
   type ErrorCode,
-  type LogLevel,
   type ResultMessage,
   type WireError,
 } from '../../src/protocol/index.js';
 import { McphostError, isMcphostError } from '../errors.js';
 import type { SandboxExit, SandboxInstance } from './driver.js';
-import type { CallContext } from './invocation.js';
+import type { InvocationVerdict, InvokeHooks } from './invocation.js';
 import type { InvocationLimits } from './limits.js';
-import { cancelled } from './sandbox-errors.js';
+import { asUnavailable, cancelled, sandboxUnavailable, shuttingDown } from './sandbox-errors.js';
 import { faultFromExit, timeoutError } from './faults.js';
 
 /** The largest line the harness reads (its LineReader's default): replies must fit. */
 const HARNESS_MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
 
-/** Options of a connection; validated once at construction. */
+/**
+ * Options of a connection, all required: the values come from the pool
+ * settings (whose defaults are the configuration table's), never from here.
+ * Validated once, at construction.
+ */
 export interface RunnerConnectionOptions {
-  /** Largest stdout line accepted, in bytes; default 16 MiB. */
-  maxLineBytes?: number;
-  /** How long the harness may take to say `ready`, in ms; default 15 000. */
-  startupTimeoutMs?: number;
-  /** Time past an invocation's own limit before the container is killed, in ms; default 500. */
-  timeoutGraceMs?: number;
+  /** Largest stdout line accepted, in bytes. */
+  maxLineBytes: number;
+  /** How long the harness may take to say `ready`, in ms. */
+  startupTimeoutMs: number;
+  /** Time past an invocation's own limit before the container is killed, in ms. */
+  timeoutGraceMs: number;
   /**
-   * sdk calls one invocation may have in flight; default 32. Each holds a
-   * connection (a socket, a database session), so this bounds what one tool
-   * can open at once: with the container budget, the whole host's.
+   * sdk calls one invocation may have in flight. Each holds a connection (a
+   * socket, a database session), so this bounds what one tool can open at
+   * once: with the container budget, the whole host's.
    */
-  maxConcurrentCalls?: number;
-  /** Milliseconds clock; default `Date.now`. */
-  now?: () => number;
+  maxConcurrentCalls: number;
+  /** Milliseconds clock (the pool's). */
+  now: () => number;
 }
 
 /** What to run. */
@@ -55,16 +57,11 @@ export interface ConnectionInvokeRequest {
   limits: InvocationLimits;
 }
 
-/** How the caller takes part while it runs. */
-export interface ConnectionInvokeHooks {
-  /** A console line; `at` is ms since the invocation was sent. */
-  onLog?(level: LogLevel, text: string, at: number): void;
-  onCall(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
-  signal?: AbortSignal;
-}
-
-/** The harness's verdict: the tool's value or its failure. */
-export type InvocationResult = { ok: true; value: unknown } | { ok: false; error: WireError };
+/**
+ * How the caller takes part while it runs: the invocation's own hooks (a log
+ * entry's `at` is ms since the invocation was sent; a throwing `onLog` is ignored).
+ */
+export type ConnectionInvokeHooks = Omit<InvokeHooks, 'params'>;
 
 type ConnectionState = 'starting' | 'idle' | 'busy' | 'broken';
 
@@ -75,7 +72,7 @@ interface ActiveInvocation {
   sentAt: number;
   calls: Map<number, AbortController>;
   deadline: NodeJS.Timeout;
-  resolve(result: InvocationResult): void;
+  resolve(verdict: InvocationVerdict): void;
   reject(error: McphostError): void;
   detachAbort(): void;
 }
@@ -98,19 +95,19 @@ export class RunnerConnection {
   #brokenBy: McphostError | undefined;
   #settleReady: { resolve(): void; reject(error: McphostError): void; timer: NodeJS.Timeout };
 
-  constructor(instance: SandboxInstance, options: RunnerConnectionOptions = {}) {
-    const startupTimeoutMs = options.startupTimeoutMs ?? 15_000;
-    const timeoutGraceMs = options.timeoutGraceMs ?? 500;
-    this.#maxConcurrentCalls = options.maxConcurrentCalls ?? 32;
-    if (!(Number.isInteger(this.#maxConcurrentCalls) && this.#maxConcurrentCalls >= 1))
+  constructor(instance: SandboxInstance, options: RunnerConnectionOptions) {
+    const { startupTimeoutMs, timeoutGraceMs, maxConcurrentCalls, now } = options;
+    if (!(Number.isInteger(maxConcurrentCalls) && maxConcurrentCalls >= 1))
       throw new TypeError('RunnerConnection: maxConcurrentCalls must be an integer >= 1');
     if (!(startupTimeoutMs > 0))
       throw new TypeError('RunnerConnection: startupTimeoutMs must be > 0');
     if (!(timeoutGraceMs >= 0))
       throw new TypeError('RunnerConnection: timeoutGraceMs must be >= 0');
+    if (typeof now !== 'function') throw new TypeError('RunnerConnection: now must be a function');
     this.instance = instance;
+    this.#maxConcurrentCalls = maxConcurrentCalls;
     this.#timeoutGraceMs = timeoutGraceMs;
-    this.#now = options.now ?? Date.now;
+    this.#now = now;
     this.#reader = new LineReader({
       schema: HarnessMessage,
       maxLineBytes: options.maxLineBytes,
@@ -125,10 +122,7 @@ export class RunnerConnection {
     this.ready.catch(() => undefined); // observed by whoever awaits it; never unhandled
     const timer = setTimeout(() => {
       this.#break(
-        new McphostError(
-          'ERR_SANDBOX_UNAVAILABLE',
-          `sandbox unavailable: the runner did not become ready within ${startupTimeoutMs} ms`,
-        ),
+        sandboxUnavailable(`the runner did not become ready within ${startupTimeoutMs} ms`),
       );
     }, startupTimeoutMs);
     this.#settleReady = { ...settle, timer };
@@ -156,13 +150,13 @@ export class RunnerConnection {
   invoke(
     request: ConnectionInvokeRequest,
     hooks: ConnectionInvokeHooks,
-  ): Promise<InvocationResult> {
+  ): Promise<InvocationVerdict> {
     if (this.#state !== 'idle') {
       if (this.#brokenBy) return Promise.reject(this.#brokenBy);
       throw new TypeError(`RunnerConnection.invoke: connection is ${this.#state}, not idle`);
     }
     if (hooks.signal?.aborted) return Promise.reject(cancelled());
-    return new Promise<InvocationResult>((resolve, reject) => {
+    return new Promise<InvocationVerdict>((resolve, reject) => {
       const id = randomUUID();
       const { timeoutMs } = request.limits;
       const onAbort = (): void => {
@@ -206,7 +200,7 @@ export class RunnerConnection {
 
   /** Breaks the connection (if not yet) and kills the instance; resolves when it is gone. */
   async close(): Promise<void> {
-    this.#break(new McphostError('ERR_SHUTTING_DOWN', 'the runner was retired'));
+    this.#break(shuttingDown('the runner'));
     await this.instance.kill().catch(() => undefined);
   }
 
@@ -224,10 +218,11 @@ export class RunnerConnection {
       return this.#protocolFault(`"${message.type}" for another invocation`);
     }
     if (message.type === 'log') {
+      const { level, text } = message;
       try {
-        active.hooks.onLog?.(message.level, message.text, this.#now() - active.sentAt);
+        active.hooks.onLog?.({ level, text, at: this.#now() - active.sentAt });
       } catch {
-        // A failing log sink must not take the invocation down.
+        // A failing log sink must not take the invocation down (the one guard on the way).
       }
     } else if (message.type === 'call') {
       this.#answerCall(active, message);
@@ -288,6 +283,7 @@ export class RunnerConnection {
     this.#endInvocation(active);
     if (message.heap !== undefined) this.#heapUsedBytes = message.heap;
     this.#state = 'idle';
+    // The wire schema requires `value` (the harness sends `undefined` as null): it is JSON here.
     if (message.ok) return active.resolve({ ok: true, value: message.value });
     const error =
       message.error.code === 'ERR_TOOL_TIMEOUT'
@@ -314,15 +310,7 @@ export class RunnerConnection {
     this.#state = 'broken';
     this.#brokenBy = error;
     clearTimeout(this.#settleReady.timer);
-    if (previous === 'starting') {
-      this.#settleReady.reject(
-        error.code === 'ERR_SANDBOX_UNAVAILABLE'
-          ? error
-          : new McphostError('ERR_SANDBOX_UNAVAILABLE', `sandbox unavailable: ${error.message}`, {
-              cause: error,
-            }),
-      );
-    }
+    if (previous === 'starting') this.#settleReady.reject(asUnavailable(error));
     const active = this.#active;
     if (active) {
       this.#endInvocation(active);

@@ -1,13 +1,13 @@
 /**
  * The sandbox's own failures, built in one place so every part words them
- * alike: a cancelled invocation, no capacity, an engine that does not answer,
- * and a manager shutting down.
+ * alike: a cancelled invocation, no capacity, an engine or runner that cannot
+ * serve, and a part shutting down.
  */
-import { McphostError, isMcphostError } from '../errors.js';
+import { McphostError, cancelledError, isMcphostError } from '../errors.js';
 
-/** The invocation was cancelled (by its caller, queued or running). */
-export function cancelled(): McphostError {
-  return new McphostError('ERR_CANCELLED', 'the invocation was cancelled');
+/** `what` (default: the invocation, queued or running) was cancelled by its caller. */
+export function cancelled(what = 'the invocation'): McphostError {
+  return cancelledError(what);
 }
 
 /** A pool could not give a container in time, or its queue is full. */
@@ -18,17 +18,26 @@ export function noCapacity(unit: string, busy: number, maxSize: number, why: str
   );
 }
 
-/** The manager is closing: nothing new starts. */
-export function shuttingDown(): McphostError {
-  return new McphostError('ERR_SHUTTING_DOWN', 'the sandbox manager is shutting down');
+/** `part` (default: the sandbox manager; a driver, a runner) is closing: nothing new starts there. */
+export function shuttingDown(part = 'the sandbox manager'): McphostError {
+  return new McphostError('ERR_SHUTTING_DOWN', `${part} is shutting down`);
+}
+
+/** ERR_SANDBOX_UNAVAILABLE worded "sandbox unavailable: <why>". */
+export function sandboxUnavailable(why: string, cause?: unknown): McphostError {
+  return new McphostError(
+    'ERR_SANDBOX_UNAVAILABLE',
+    `sandbox unavailable: ${why}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /** Any failure to reach or use the engine, as ERR_SANDBOX_UNAVAILABLE (kept as is when it already is one). */
 export function asUnavailable(error: unknown): McphostError {
   if (isMcphostError(error, 'ERR_SANDBOX_UNAVAILABLE')) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const text = message.startsWith('sandbox unavailable')
-    ? message
-    : `sandbox unavailable: ${message}`;
-  return new McphostError('ERR_SANDBOX_UNAVAILABLE', text, { cause: error });
+  // A message already saying so (a driver's string, say) is not said twice.
+  if (message.startsWith('sandbox unavailable'))
+    return new McphostError('ERR_SANDBOX_UNAVAILABLE', message, { cause: error });
+  return sandboxUnavailable(message, error);
 }

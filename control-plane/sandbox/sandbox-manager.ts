@@ -10,18 +10,11 @@
  * outcomes, never exceptions.
  */
 import { availableParallelism } from 'node:os';
-import { McphostError, isMcphostError } from '../errors.js';
+import { McphostError, errorSpecOf, isMcphostError } from '../errors.js';
 import { wasUndelivered } from './runner-connection.js';
 import { asUnavailable, shuttingDown } from './sandbox-errors.js';
 import type { SandboxDriver } from './driver.js';
-import type {
-  InvocationOutcome,
-  InvokeHooks,
-  LogEntry,
-  OutcomeError,
-  ToolRuntime,
-} from './invocation.js';
-import { InvocationLimitsSchema } from './limits.js';
+import type { InvocationOutcome, InvokeHooks, LogEntry, ToolRuntime } from './invocation.js';
 import { LogCollector } from './log-collector.js';
 import { ContainerBudget, type ServerPoolStats } from './pool/container-budget.js';
 export type { ServerPoolStats } from './pool/container-budget.js';
@@ -35,7 +28,7 @@ import {
   type PoolSize,
   type ResolvedPoolDefaults,
 } from './pool/pool-settings.js';
-import { retireReasonFor, type PooledInstance, type RetireReason } from './pool/pooled-instance.js';
+import type { PooledInstance, RetireReason } from './pool/pooled-instance.js';
 import { StartQueue } from './pool/start-queue.js';
 import type { PoolContext, PoolStats } from './pool/pool-contract.js';
 import { WarmPool } from './pool/warm-pool.js';
@@ -86,9 +79,6 @@ export interface BudgetStats {
   startEstimateMs: number;
   genericTarget: number;
 }
-
-/** An invocation its runner never received (see `wasUndelivered`). */
-const UNDELIVERED = Symbol('undelivered');
 
 /** What a container start is assumed to cost before one has been measured, in ms. */
 const INITIAL_START_ESTIMATE_MS = 250;
@@ -190,7 +180,11 @@ export class SandboxManager {
     this.#generic?.pool.refill();
   }
 
-  /** Runs one invocation; resolves with its outcome (failures included), never rejects for them. */
+  /**
+   * Runs one invocation; resolves with its outcome (failures included), never
+   * rejects for them. `runtime.limits` are trusted: each part was validated
+   * where it entered (the configuration at boot, a tool's limits when saved).
+   */
   async invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> {
     const queuedAt = this.#now();
     const logs = new LogCollector(runtime.limits, hooks.onLog);
@@ -198,81 +192,55 @@ export class SandboxManager {
     if (!runtime?.server || !runtime.tool || typeof runtime.code !== 'string') {
       throw new TypeError('SandboxManager.invoke: runtime needs a server, a tool and code');
     }
-    const checked = InvocationLimitsSchema.safeParse(runtime.limits);
-    if (!checked.success) {
-      const issue = checked.error.issues[0];
-      const message = `invalid limits for ${runtime.server}/${runtime.tool}: ${issue?.path.join('.')}: ${issue?.message}`;
-      return failed(new McphostError('ERR_VALIDATION', message), logs.entries, 0, 0);
-    }
     const pool = this.#poolFor(runtime);
-    const first = await this.#attempt(pool, runtime, hooks, logs, queuedAt, false);
-    if (first !== UNDELIVERED) return first;
+    const first = await this.#attempt(pool, runtime, hooks, logs, queuedAt);
+    if (!first.undelivered) return first.outcome;
     // A container that died unnoticed took nothing of the invocation: it runs once more elsewhere.
-    const second = await this.#attempt(pool, runtime, hooks, logs, queuedAt, true);
-    return second === UNDELIVERED ? failed(crashedUndelivered(), logs.entries, 0, 0) : second;
+    return (await this.#attempt(pool, runtime, hooks, logs, queuedAt)).outcome;
   }
 
-  /** One lease and run; UNDELIVERED (at most the caller's retry) when the runner never got it. */
+  /** One lease and run; `undelivered` when the runner never got the invocation (see `wasUndelivered`). */
   async #attempt(
     pool: WarmPool,
     runtime: ToolRuntime,
     hooks: InvokeHooks,
     logs: LogCollector,
     queuedAt: number,
-    retried: boolean,
-  ): Promise<InvocationOutcome | typeof UNDELIVERED> {
+  ): Promise<{ outcome: InvocationOutcome; undelivered: boolean }> {
     let instance: PooledInstance;
     try {
       instance = await pool.lease(hooks.signal);
     } catch (error) {
-      return failed(asMcphostError(error), logs.entries, 0, this.#now() - queuedAt);
+      const outcome = failed(asMcphostError(error), logs.entries, 0, this.#now() - queuedAt);
+      return { outcome, undelivered: false };
     }
     const startedAt = this.#now();
     const queueMs = startedAt - queuedAt;
+    const instanceId = instance.id;
     let retireReason: RetireReason | undefined;
     try {
       const connection = instance.connection;
       if (!connection) throw new Error('a leased container has no connection');
-      const result = await connection.invoke(
+      const verdict = await connection.invoke(
         { code: runtime.code, params: hooks.params, env: runtime.env, limits: runtime.limits },
         {
-          onLog: (level, text, at) => logs.add({ level, text, at }),
+          onLog: (entry) => logs.add(entry),
           onCall: (operation, args, context) => hooks.onCall(operation, args, context),
           signal: hooks.signal,
         },
       );
+      // A failure the harness reported may still leave the container suspect (a timeout, memory).
+      if (!verdict.ok) retireReason = errorSpecOf(verdict.error.code).retire;
       const durationMs = this.#now() - startedAt;
-      const instanceId = instance.id;
-      if (result.ok)
-        return {
-          ok: true,
-          value: result.value,
-          logs: logs.entries,
-          durationMs,
-          queueMs,
-          instanceId,
-        };
-      // A harness-reported timeout or memory failure leaves the container suspect.
-      if (result.error.code === 'ERR_TOOL_TIMEOUT' || result.error.code === 'ERR_TOOL_MEMORY') {
-        retireReason = retireReasonFor(result.error.code);
-      }
-      return {
-        ok: false,
-        error: result.error,
-        logs: logs.entries,
-        durationMs,
-        queueMs,
-        instanceId,
-      };
+      const outcome = { ...verdict, logs: logs.entries, durationMs, queueMs, instanceId };
+      return { outcome, undelivered: false };
     } catch (error) {
       const failure = asMcphostError(error);
-      retireReason = retireReasonFor(failure.code);
+      retireReason = errorSpecOf(failure.code).retire ?? 'faulted';
       pool.noteError(failure.message);
-      if (!retried && wasUndelivered(failure)) return UNDELIVERED;
-      return {
-        ...failed(failure, logs.entries, this.#now() - startedAt, queueMs),
-        instanceId: instance.id,
-      };
+      const durationMs = this.#now() - startedAt;
+      const outcome = { ...failed(failure, logs.entries, durationMs, queueMs), instanceId };
+      return { outcome, undelivered: wasUndelivered(failure) };
     } finally {
       pool.release(instance, retireReason, this.#now() - startedAt);
     }
@@ -497,7 +465,7 @@ export class SandboxManager {
 }
 
 function failed(
-  error: McphostError | OutcomeError,
+  error: McphostError,
   logs: LogEntry[],
   durationMs: number,
   queueMs: number,
@@ -517,8 +485,4 @@ function asMcphostError(error: unknown): McphostError {
   return new McphostError('ERR_INTERNAL', `internal error in the sandbox manager: ${message}`, {
     cause: error,
   });
-}
-
-function crashedUndelivered(): McphostError {
-  return new McphostError('ERR_CONTAINER_CRASHED', 'the runner stopped accepting input');
 }

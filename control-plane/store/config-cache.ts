@@ -127,15 +127,17 @@ export class ConfigCache {
 
   /**
    * Resolves once every change received so far is applied; rejects with
-   * ERR_STORE when a reload failed (it is retried), so a writer can say the
-   * change is saved but not yet served.
+   * ERR_NOT_YET_SERVED when a reload failed (it is retried), so a writer can
+   * say the change is saved but not yet served (the cause, which may name the
+   * database's host, stays in the log).
    */
   async settled(): Promise<void> {
     while (this.#reloading !== undefined) await this.#reloading;
     if (this.#pending.size > 0 && this.#lastFailure !== undefined) {
       throw new McphostError(
-        'ERR_STORE',
-        `saved, but this process could not load the new configuration yet (retrying): ${messageOf(this.#lastFailure)}`,
+        'ERR_NOT_YET_SERVED',
+        'saved, but this process could not load the new configuration yet (retrying; see the control plane log)',
+        { cause: this.#lastFailure },
       );
     }
   }

@@ -10,7 +10,7 @@ import {
   startAuthorizationServer,
   type TestAuthorizationServer,
 } from '../fixtures/authorization-server.js';
-import { closedPortOrigin } from './helpers/loopback-server.js';
+import { closedPortUrl } from '../support/loopback-server.js';
 
 const ADDRESS = 'http://bearer.localhost:8080';
 const RESOURCE = resourceUrlFor(ADDRESS);
@@ -150,7 +150,7 @@ describe('authenticateBearer', () => {
     const token = await as.issueTokenFor(RESOURCE);
     const down = createAccessTokenVerifier({
       issuer: as.issuer,
-      jwksUri: `${await closedPortOrigin()}/jwks`,
+      jwksUri: `${await closedPortUrl()}/jwks`,
       audience: RESOURCE,
       allowInsecureLoopback: true,
     });
@@ -159,6 +159,6 @@ describe('authenticateBearer', () => {
         { authorizationHeader: `Bearer ${token}`, url: MCP_URL },
         { ...context, verifier: down },
       ),
-    ).rejects.toMatchObject({ code: 'ERR_OAUTH_METADATA' });
+    ).rejects.toMatchObject({ code: 'ERR_AUTH_SERVER_UNAVAILABLE' });
   });
 });

@@ -1,8 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { freePort } from '../support/loopback-server.js';
 import _ from 'lodash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker, EgressPolicy } from '../../control-plane/broker/index.js';
+import { brokerWithDefaults } from './broker-with-defaults.js';
 import {
   openTestDatabase,
   uniqueTableName,
@@ -49,7 +51,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   beforeAll(async () => {
     database = await openTestDatabase(type);
     await database.admin(ddl[type](table));
-    broker = new Broker({
+    broker = brokerWithDefaults({
       egress: EgressPolicy.fromAllowList(['127.0.0.0/8', 'localhost']),
       db: { maxConnectionsPerKey: 3 },
     });
@@ -309,7 +311,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   it.runIf(type === 'pg')(
     'bounds connections across pools by evicting the least recently used idle pool',
     async () => {
-      const bounded = new Broker({
+      const bounded = brokerWithDefaults({
         egress: EgressPolicy.fromAllowList(['127.0.0.0/8']),
         db: { maxConnectionsPerKey: 2, maxConnectionsTotal: 4 },
       });
@@ -340,17 +342,16 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   );
 
   it('limits statements to statementTimeoutMs', async () => {
-    const quick = new Broker({
+    const quick = brokerWithDefaults({
       egress: EgressPolicy.fromAllowList(['127.0.0.0/8']),
       db: { statementTimeoutMs: 300 },
     });
     try {
-      const started = Date.now();
+      // A statement of 5 s fails only if the 300 ms limit ends it (the server's own error code says so).
       const sql = type === 'pg' ? 'SELECT pg_sleep(5)' : 'SELECT SLEEP(5)';
       const error = await failure(once(quick, 'db.query', { ...target(), sql }, context()));
       expect(error.code).toBe('ERR_DB_FAILED');
       expect(error.message).toMatch(type === 'pg' ? /SQLSTATE 57014/ : /errno (1969|3024)/);
-      expect(Date.now() - started).toBeLessThan(4_000);
     } finally {
       await quick.close();
     }
@@ -383,7 +384,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
       ),
     );
     expect(echo.message).toContain(`${table}_nope`);
-    const scrubbing = new Broker({ egress: EgressPolicy.fromAllowList(['127.0.0.0/8']) });
+    const scrubbing = brokerWithDefaults({ egress: EgressPolicy.fromAllowList(['127.0.0.0/8']) });
     try {
       const secret = `${table}_pw`;
       const connection = { ...database.connection, ...(type === 'pg' ? { password: secret } : {}) };
@@ -405,7 +406,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
   });
 
   it('applies the egress policy to the database host', async () => {
-    const publicOnly = new Broker({ egress: EgressPolicy.fromAllowList([]) });
+    const publicOnly = brokerWithDefaults({ egress: EgressPolicy.fromAllowList([]) });
     try {
       for (const host of [
         '169.254.169.254',
@@ -454,11 +455,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
     const sockets = new Set<Socket>();
     const silent: Server = createServer((socket) => sockets.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const closed: Server = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const impatient = new Broker({
+    const closedPort = await freePort();
+    const impatient = brokerWithDefaults({
       egress: EgressPolicy.fromAllowList(['127.0.0.0/8']),
       db: { connectTimeoutMs: 500 },
     });
@@ -476,6 +474,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
         message: expect.stringContaining(`127.0.0.1:${closedPort}`),
       });
       expect(refused.message).toContain('ECONNREFUSED');
+      // The silent server accepts and never speaks: only a connect timeout can end this.
       const started = Date.now();
       const port = (silent.address() as AddressInfo).port;
       const hung = await failure(
@@ -490,7 +489,10 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db on %s', (type) => {
         code: 'ERR_DB_FAILED',
         message: expect.stringContaining(`127.0.0.1:${port}`),
       });
-      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(hung.message).toMatch(/connection timeout|ETIMEDOUT/);
+      // Which timeout: the message does not say, so a bound far from both tells the configured
+      // 500 ms from the 10 s default. Behaviour, not speed: generous on purpose.
+      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await impatient.close();
       for (const socket of sockets) socket.destroy();

@@ -1,37 +1,37 @@
 import { describe, expect, it } from 'vitest';
-import {
-  buildInsert,
-  buildSelect,
-  quoteTable,
-} from '../../control-plane/broker/db/sql-statements.js';
+import { buildInsert, buildSelect } from '../../control-plane/broker/db/sql-statements.js';
 
 describe('sql statements', () => {
   it('builds equality filters with bound values and IS NULL', () => {
     expect(buildSelect('pg', 'public.users', { name: 'a', age: 3, gone: null })).toEqual({
-      sql: 'SELECT * FROM "public"."users" WHERE "name" = $1 AND "age" = $2 AND "gone" IS NULL',
+      sql: 'select * from "public"."users" where "name" = $1 and "age" = $2 and "gone" is null',
       values: ['a', 3],
     });
-    expect(buildSelect('mysql', 'users', {})).toEqual({ sql: 'SELECT * FROM `users`', values: [] });
+    expect(buildSelect('mysql', 'users', {})).toEqual({ sql: 'select * from `users`', values: [] });
   });
 
   it('builds inserts per dialect', () => {
     expect(buildInsert('pg', 'users', { name: 'a', skip: undefined, meta: { x: 1 } })).toEqual({
-      sql: 'INSERT INTO "users" ("name", "meta") VALUES ($1, $2) RETURNING *',
+      sql: 'insert into "users" ("name", "meta") values ($1, $2) returning *',
       values: ['a', { x: 1 }],
     });
     expect(buildInsert('mysql', 'users', { name: 'a' })).toEqual({
-      sql: 'INSERT INTO `users` (`name`) VALUES (?)',
+      sql: 'insert into `users` (`name`) values (?)',
       values: ['a'],
     });
     expect(buildInsert('pg', 'users', {}).sql).toBe(
-      'INSERT INTO "users" DEFAULT VALUES RETURNING *',
+      'insert into "users" default values returning *',
     );
+    expect(buildInsert('mysql', 'users', { skip: undefined })).toEqual({
+      sql: 'insert into `users` () values ()',
+      values: [],
+    });
   });
 
   it.each(['users; drop table x', 'a"b', 'a`b', '1users', 'a.b.c', '', 'users ', 'sch.'])(
     'refuses the table name %j with ERR_DB_IDENTIFIER',
     (name) => {
-      expect(() => quoteTable('pg', name)).toThrow(
+      expect(() => buildSelect('pg', name, {})).toThrow(
         expect.objectContaining({
           code: 'ERR_DB_IDENTIFIER',
           message: expect.stringContaining(JSON.stringify(name)),

@@ -8,8 +8,9 @@
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker, EgressPolicy, type HostLookup } from '../../control-plane/broker/index.js';
+import { brokerWithDefaults } from './broker-with-defaults.js';
 import { context, failure } from './call-helpers.js';
-import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 import { testConnection } from './database-targets.js';
 
 /** This machine's first non-loopback IPv4 address (the test machine has one). */
@@ -23,7 +24,7 @@ function ownIpv4(): string {
 
 const brokers: Broker[] = [];
 function makeBroker(allow: string[], lookup?: HostLookup, connections?: number): Broker {
-  const broker = new Broker({
+  const broker = brokerWithDefaults({
     egress: EgressPolicy.fromAllowList(allow),
     http: {
       totalTimeoutMs: 10_000,
@@ -44,10 +45,9 @@ describe("egress into this host's own address", () => {
   let wildcard: LoopbackServer; // bound to 0.0.0.0: answers on the interface address too
 
   beforeAll(async () => {
-    wildcard = await startLoopbackServer(
-      (_request, response) => response.end('host service'),
-      '0.0.0.0',
-    );
+    wildcard = await startLoopbackServer((_request, response) => response.end('host service'), {
+      host: '0.0.0.0',
+    });
   });
   afterAll(() => wildcard.close());
 
@@ -117,15 +117,20 @@ describe("a server's own egressAllow", () => {
 });
 
 describe('connection slots per server', () => {
-  const SLOW_MS = 2_000;
   let upstream: LoopbackServer;
+  // `/slow` requests are held until the test releases them; any other path answers its own path.
+  let releaseSlow = () => {};
+  const slowReleased = new Promise<void>((resolve) => (releaseSlow = resolve));
   beforeAll(async () => {
-    upstream = await startLoopbackServer((request, response) => {
-      if (request.url === '/fast') response.end('fast');
-      else setTimeout(() => response.end('slow'), SLOW_MS);
+    upstream = await startLoopbackServer(async (request, response) => {
+      if (request.url === '/slow') await slowReleased;
+      response.end(request.url);
     });
   });
-  afterAll(() => upstream.close());
+  afterAll(() => {
+    releaseSlow();
+    return upstream.close();
+  });
 
   it("does not make one server's request wait for another server's slow requests", async () => {
     const broker = makeBroker(['127.0.0.1']); // default: 16 connections per server and origin
@@ -133,20 +138,21 @@ describe('connection slots per server', () => {
     const slow = Array.from({ length: 16 }, () =>
       broker.handle('http', { url: `${upstream.url}/slow` }, hog),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200)); // all 16 connected and waiting
-    const started = performance.now();
-    const other = await broker.handle(
-      'http',
-      { url: `${upstream.url}/fast` },
-      context({ server: 'tenant-b' }),
-    );
-    const waited = performance.now() - started;
-    expect(other).toMatchObject({ status: 200, body: 'fast' });
-    expect(waited).toBeLessThan(SLOW_MS / 2);
-    // The hog's own 17th request does wait for one of its slots: the bound is per server.
-    const hogStarted = performance.now();
-    await broker.handle('http', { url: `${upstream.url}/fast` }, hog);
-    expect(performance.now() - hogStarted).toBeGreaterThan(SLOW_MS / 2);
+    const slowArrived = () => upstream.requests.filter((target) => target === '/slow').length;
+    await expect.poll(slowArrived, { timeout: 10_000 }).toBe(16); // the hog holds all 16 connections
+    const other = context({ server: 'tenant-b' });
+    // Answered while every slow request is still held: it needed none of the hog's slots.
+    expect(await broker.handle('http', { url: `${upstream.url}/other` }, other)).toMatchObject({
+      status: 200,
+      body: '/other',
+    });
+    // The hog's own 17th request waits for one of its slots: the bound is per server.
+    const seventeenth = broker.handle('http', { url: `${upstream.url}/hog-17th` }, hog);
+    // A whole round trip of the other server later, the 17th has still not been sent.
+    await broker.handle('http', { url: `${upstream.url}/other-again` }, other);
+    expect(upstream.requests).not.toContain('/hog-17th');
+    releaseSlow();
+    expect(await seventeenth).toMatchObject({ status: 200, body: '/hog-17th' });
     await Promise.all(slow);
     expect(broker.openHttpAgents()).toBe(2);
   }, 15_000);

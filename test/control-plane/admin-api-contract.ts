@@ -99,7 +99,19 @@ export function describeAdminApi(
         (await plane.admin('PATCH', '/api/servers/alpha/settings', { securityMode: 'maybe' }))
           .status,
       ).toBe(400);
-      expect((await plane.admin('DELETE', '/api/servers')).status).toBe(405);
+      const wrongMethod = await loopbackFetch(`${plane.adminUrl}/api/servers`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('allow')).toBe('GET, POST');
+      expect((await wrongMethod.json()).error).toEqual({
+        code: 'ERR_METHOD_NOT_ALLOWED',
+        message: 'DELETE is not allowed on /api/servers',
+      });
+      const nowhere = await plane.admin('GET', '/api/nowhere');
+      expect(nowhere.status).toBe(404);
+      expect(nowhere.body.error.code).toBe('ERR_NOT_FOUND');
     });
 
     it('saves tools with versions, refuses syntax errors with their position and changes nothing', async () => {
@@ -309,6 +321,10 @@ export function describeAdminApi(
       const response = await loopbackFetch(`${plane.adminUrl}/api/openapi.json`);
       const document = await response.json();
       expect(document.openapi).toBe('3.1.0');
+      const errorCodes =
+        document.paths['/api/servers'].get.responses['4XX'].content['application/json'].schema
+          .properties.error.properties.code.enum;
+      expect(errorCodes).toContain('ERR_METHOD_NOT_ALLOWED');
       expect(Object.keys(document.paths)).toContain('/api/servers/{sub}/tools/{name}');
       expect(
         document.paths['/api/servers/{sub}/tools/{name}'].put.requestBody.content[

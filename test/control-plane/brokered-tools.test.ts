@@ -6,8 +6,7 @@
  * on one with gVisor's `runtime: "runsc"` (its own control plane, no generic
  * pool, so every container it starts belongs to that server).
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   openTestDatabase,
@@ -19,10 +18,11 @@ import {
 import { DockerodeContainerClient } from '../../control-plane/sandbox/docker/container-client.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import { describeEachRuntime } from '../support/oci-runtimes.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 
 describeEachRuntime('brokered tools', (runtime) => {
   let plane: TestControlPlane;
-  let webhook: Server;
+  let webhook: LoopbackServer | undefined;
   let webhookUrl: string;
   const received: { headers: IncomingHttpHeaders; body: string; method?: string }[] = [];
 
@@ -49,19 +49,14 @@ describeEachRuntime('brokered tools', (runtime) => {
     (await plane.admin('POST', `/api/servers/seed/tools/${tool}/invoke`, { params })).body;
 
   beforeAll(async () => {
-    webhook = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body, method: req.method });
-        const status = req.url === '/fail' ? 500 : 200;
-        res
-          .writeHead(status, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ accepted: status === 200 }));
-      });
+    webhook = await startLoopbackServer((req, res, body) => {
+      received.push({ headers: req.headers, body, method: req.method });
+      const status = req.url === '/fail' ? 500 : 200;
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ accepted: status === 200 }));
     });
-    await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
-    webhookUrl = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}`;
+    webhookUrl = webhook.url;
     plane = await startTestControlPlane(runtime === 'runsc' ? { GENERIC_POOL_SIZE: '0' } : {});
     expect((await plane.admin('POST', '/api/servers', { subdomain: 'seed' })).status).toBe(201);
     const settings = await plane.admin('PATCH', '/api/servers/seed/settings', { runtime });
@@ -80,7 +75,7 @@ describeEachRuntime('brokered tools', (runtime) => {
 
   afterAll(async () => {
     await plane?.close();
-    await new Promise<void>((resolve) => webhook?.close(() => resolve()));
+    await webhook?.close();
   });
 
   describe('sdk.http from a runner container', () => {

@@ -14,6 +14,7 @@ import {
   type TestDatabase,
 } from '../broker/database-targets.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 
 let plane: TestControlPlane;
 
@@ -47,12 +48,20 @@ it('refuses a declared parameter named __proto__, constructor or prototype at sa
 describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db (%s) across servers', (type) => {
   let database: TestDatabase;
   const table = uniqueTableName(`isolation_${type}`);
+  // Alpha's tool calls here from inside its open transaction and is held until the test lets it go.
+  let gate: LoopbackServer;
+  let releaseAlpha = () => {};
+  const alphaReleased = new Promise<void>((resolve) => (releaseAlpha = resolve));
   const names = async (): Promise<string[]> =>
     ((await database.admin(`select name from ${table} order by id`)) as { name: string }[]).map(
       (row) => row.name,
     );
 
   beforeAll(async () => {
+    gate = await startLoopbackServer(async (_request, response) => {
+      await alphaReleased;
+      response.end('go on');
+    });
     database = await openTestDatabase(type);
     const id = type === 'pg' ? 'id serial primary key' : 'id int auto_increment primary key';
     await database.admin(`create table ${table} (${id}, name varchar(50) not null)`);
@@ -72,7 +81,7 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db (%s) across servers', (type
       'begin_then_throw',
       `await db.query('BEGIN');
 await db.insert('${table}', { name: 'alpha-uncommitted' });
-await new Promise((resolve) => setTimeout(resolve, 600));
+await sdk.http({ url: '${gate.url}/in-transaction' });
 throw new Error('failed before COMMIT');`,
     );
     await save('beta', 'add', `return db.insert('${table}', { name: 'beta' });`);
@@ -93,15 +102,19 @@ return (await db.select('${table}', {})).length;`,
   }, 60_000);
 
   afterAll(async () => {
+    releaseAlpha();
+    await gate?.close();
     await database?.admin(`drop table if exists ${table}`);
     await database?.end();
   });
 
   it("rolls back a tool that throws between BEGIN and COMMIT, and keeps another server's row", async () => {
     const alpha = invoke('alpha', `begin_then_throw_${type}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // BEGIN and the insert are done (a cold container start may come first).
+    await expect.poll(() => gate.requests, { timeout: 20_000 }).toContain('/in-transaction');
     const beta = await invoke('beta', `add_${type}`);
     expect(beta).toMatchObject({ ok: true, result: { id: expect.any(Number), name: 'beta' } });
+    releaseAlpha();
     expect(await alpha).toMatchObject({
       ok: false,
       error: { code: 'ERR_TOOL_ERROR', message: 'failed before COMMIT' },

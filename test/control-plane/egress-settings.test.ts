@@ -62,7 +62,7 @@ describe('egress through the control plane', () => {
   });
 
   it('refuses https://169.254.169.254/ as OAuth Server URL without connecting', async () => {
-    const started = Date.now();
+    // The policy's own refusal (a connection attempt would end in a timeout instead).
     const refused = await plane.admin('PATCH', '/api/servers/eg/settings', {
       securityMode: 'oauth2',
       oauthServerUrl: 'https://169.254.169.254/',
@@ -72,7 +72,6 @@ describe('egress through the control plane', () => {
       code: 'ERR_OAUTH_METADATA',
       message: expect.stringContaining('cloud metadata addresses are always refused'),
     });
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect((await plane.admin('GET', '/api/servers/eg')).body.securityMode).toBe('none');
   });
 });

@@ -16,6 +16,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITIALIZE_BODY, postInitialize } from '../support/mcp-requests.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+import { busyContainers, callsInFlight } from '../support/busy-containers.js';
 
 let plane: TestControlPlane;
 const clients: Client[] = [];
@@ -125,7 +126,8 @@ describe('MCP sessions, partitioned by server and caller', () => {
   it('a session flood on one server leaves another server’s session and running call alone', async () => {
     const quiet = await connect('quiet');
     const running = quiet.callTool({ name: 'nap', arguments: { ms: 3000 } });
-    await new Promise((r) => setTimeout(r, 300));
+    // The call is in its container (a cold start may come first).
+    await expect.poll(() => busyContainers(plane, 'quiet'), { timeout: 20_000 }).toBe(1);
     // 100 anonymous sessions on "public", more than MCP_MAX_SESSIONS in all.
     const statuses: number[] = [];
     for (let batch = 0; batch < 5; batch += 1) {
@@ -149,7 +151,8 @@ describe('MCP sessions, partitioned by server and caller', () => {
   it('refuses a caller’s new session (429) while its sessions all run calls, and never cancels them', async () => {
     const mine = await Promise.all([connect('public'), connect('public'), connect('public')]);
     const calls = mine.map((client) => client.callTool({ name: 'nap', arguments: { ms: 2500 } }));
-    await new Promise((r) => setTimeout(r, 500));
+    // Every session's call has reached the pools: running, or waiting for a container.
+    await expect.poll(() => callsInFlight(plane, 'public'), { timeout: 20_000 }).toBe(3);
     const refused = await postInitialize(plane.mcpUrl('public'));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postInitialize } from '../support/mcp-requests.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import { busyContainers } from '../support/busy-containers.js';
 import {
   startTestControlPlane,
   TEST_ADMIN_TOKEN,
@@ -151,14 +152,15 @@ describe('health and shutdown', () => {
 
   it('lets a running call finish on shutdown and refuses new ones', async () => {
     const running = plane.admin('POST', '/api/servers/ops/tools/slow/invoke', {});
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The call is in its container (a cold start may come first).
+    await expect.poll(() => busyContainers(plane, 'ops'), { timeout: 20_000 }).toBe(1);
     const closing = plane.app.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const late = await loopbackFetch(`${plane.adminUrl}/healthz`).then(
-      (response) => response.status,
-      () => 'refused',
-    );
-    expect([503, 'refused']).toContain(late);
+    const health = () =>
+      loopbackFetch(`${plane.adminUrl}/healthz`).then(
+        (response) => response.status,
+        () => 'refused',
+      );
+    await expect.poll(health, { timeout: 5_000 }).toBeOneOf([503, 'refused']);
     expect((await running).body).toMatchObject({ ok: true, result: 'finished' });
     await closing;
   });

@@ -16,10 +16,11 @@ import {
   type TestAuthorizationServer,
 } from '../fixtures/authorization-server.js';
 import {
-  closedPortOrigin,
+  answerRoutes,
+  closedPortUrl,
   startLoopbackServer,
   type LoopbackServer,
-} from '../auth/helpers/loopback-server.js';
+} from '../support/loopback-server.js';
 import {
   startTestControlPlane,
   TEST_ADMIN_TOKEN,
@@ -58,9 +59,9 @@ beforeAll(async () => {
   ]);
   const metadata = (await (await fetch(as.metadataUrl)).json()) as Record<string, unknown>;
   const { registration_endpoint: _dropped, ...withoutRegistration } = metadata;
-  doctored = await startLoopbackServer({
-    '/.well-known/oauth-authorization-server': { json: withoutRegistration },
-  });
+  doctored = await startLoopbackServer(
+    answerRoutes({ '/.well-known/oauth-authorization-server': { json: withoutRegistration } }),
+  );
   page = await browser.newPage({ viewport: WIDE });
   // CSP violations and script errors show up here; the page must have none.
   page.on('console', (message) => {
@@ -177,14 +178,14 @@ it('runs the operator flow in a real browser', async () => {
   // OAuth 2.0: unreachable and incomplete metadata are refused inline, nothing saved.
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.getByLabel('Security mode').selectOption('oauth2');
-  const unreachable = `${await closedPortOrigin()}/.well-known/oauth-authorization-server`;
+  const unreachable = `${await closedPortUrl()}/.well-known/oauth-authorization-server`;
   await page.getByLabel('OAuth Server URL').fill(unreachable);
   await page.getByRole('button', { name: 'Save settings' }).click();
   await expect.poll(() => page.locator('#settings-error').textContent()).toContain('Not saved');
   expect(await page.getByLabel('OAuth Server URL').inputValue()).toBe(unreachable);
   await page
     .getByLabel('OAuth Server URL')
-    .fill(`${doctored.origin}/.well-known/oauth-authorization-server`);
+    .fill(`${doctored.url}/.well-known/oauth-authorization-server`);
   await page.getByRole('button', { name: 'Save settings' }).click();
   await expect
     .poll(() => page.locator('#settings-error').textContent())

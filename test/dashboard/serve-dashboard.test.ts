@@ -4,16 +4,15 @@
  * nothing else (no traversal, no other methods, no unknown files).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDashboardHandler } from '../../control-plane/dashboard/serve-dashboard.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
 
 let root: string;
 let assetsDir: string;
-let server: Server;
+let server: LoopbackServer;
 let origin: string;
 
 beforeAll(async () => {
@@ -30,17 +29,15 @@ beforeAll(async () => {
   writeFileSync(path.join(assetsDir, 'app.css'), 'body{}');
   writeFileSync(path.join(assetsDir, '.env.js'), 'HIDDEN');
   const handler = createDashboardHandler({ assetsDir });
-  server = createServer((req, res) => {
-    void handler(req, res, new URL(req.url ?? '/', 'http://x')).then((answered) => {
-      if (!answered) res.writeHead(404).end('not mine');
-    });
+  server = await startLoopbackServer(async (req, res) => {
+    const answered = await handler(req, res, new URL(req.url ?? '/', 'http://x'));
+    if (!answered) res.writeHead(404).end('not mine');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = server.url;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   rmSync(root, { recursive: true, force: true });
 });
 

@@ -439,8 +439,9 @@ describe('sdk.http and sdk.db', () => {
   it('ignores a reply that arrives after the result (a call the tool did not await)', async () => {
     let release: (() => void) | undefined;
     const answered = new Promise<void>((resolve) => (release = resolve));
-    const onCall: CallHandler = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    const onCall: CallHandler = async (call) => {
+      // Answered only once the invocation's result is out.
+      await harness.next((m) => m.type === 'result' && m.invocation === call.invocation);
       release?.();
       return { ok: true, value: { status: 200, headers: {}, body: '' } };
     };
@@ -481,6 +482,7 @@ describe('isolation between invocations', () => {
       'setTimeout(() => console.log("late timeout"), 20); setInterval(() => console.log("late interval"), 5); return 1',
     );
     valueOf(first);
+    // Time for the timers to fire if they could: what is tested is that nothing comes.
     await new Promise((resolve) => setTimeout(resolve, 80));
     const second = await harness.invoke('return 2');
     valueOf(second);

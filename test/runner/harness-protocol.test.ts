@@ -54,6 +54,7 @@ describe('cancel', () => {
     });
     harness.send({ type: 'cancel', invocation: id });
     expect(valueOf(await harness.invoke('return "next"'))).toBe('next');
+    // Time for the cancelled tool's timer to fire if it could: what is tested is that nothing comes.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(
       harness.messages

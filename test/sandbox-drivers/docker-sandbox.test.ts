@@ -115,15 +115,28 @@ describe('DockerSandbox hardening', () => {
 });
 
 describe('DockerSandbox stdio', () => {
-  it('delivers output written before anyone listened, then echoes lines', async () => {
+  it('delivers output written before anyone listened', async () => {
+    const instance = await newDriver().start(
+      smallSpec({ command: ['node', '-e', 'console.log("early")'] }),
+    );
+    await instance.exited; // everything it wrote arrived while nobody listened
+    expect(await collectLines(instance).next()).toBe('early');
+  });
+
+  it('echoes lines, large ones across many frames, and many one at a time intact and in order', async () => {
     const instance = await newDriver().start(smallSpec());
-    await new Promise((resolve) => setTimeout(resolve, 300)); // let `ready` arrive before we listen
     const lines = collectLines(instance);
     expect(JSON.parse(await lines.next())).toMatchObject({ type: 'ready', protocol: 1 });
     const big = 'x'.repeat(200_000); // crosses many frames and socket chunks
     instance.write(`hello\n${big}\n`);
     expect(await lines.next()).toBe('hello');
     expect(await lines.next()).toBe(big);
+    // One line in flight at a time: a line held back, batched with the next or reordered fails.
+    for (let call = 0; call < 200; call++) {
+      const line = `{"type":"reply","invocation":"echo","call":${call},"ok":true,"value":${call}}`;
+      instance.write(`${line}\n`);
+      expect(await lines.next()).toBe(line);
+    }
     await instance.kill();
   });
 
@@ -139,13 +152,11 @@ describe('DockerSandbox stdio', () => {
     expect(await driver.client.inspect(instance.id)).toBeUndefined();
   });
 
-  it('kill() is quick and idempotent, and exited says SIGKILL', async () => {
+  it('kill() is idempotent, kills with SIGKILL (no grace period), and exited says so', async () => {
     const driver = newDriver();
     const instance = await driver.start(smallSpec());
-    const started = Date.now();
     await Promise.all([instance.kill(), instance.kill()]);
     await instance.kill();
-    expect(Date.now() - started).toBeLessThan(3_000);
     const exit = await instance.exited;
     expect(exit).toMatchObject({ exitCode: 137, signal: 'SIGKILL', oomKilled: false });
     expect(await driver.client.inspect(instance.id)).toBeUndefined();

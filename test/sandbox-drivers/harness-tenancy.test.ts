@@ -9,20 +9,16 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
-import { ensureRunnerImage } from '../../control-plane/sandbox/image/ensure-runner-image.js';
-import type { LogEntry } from '../../control-plane/sandbox/invocation.js';
-import {
-  DEFAULT_INVOCATION_LIMITS,
-  type InvocationLimits,
-} from '../../control-plane/sandbox/limits.js';
+import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
+import type { InvocationVerdict, LogEntry } from '../../control-plane/sandbox/invocation.js';
+import type { InvocationLimits } from '../../control-plane/sandbox/limits.js';
 import { LogCollector } from '../../control-plane/sandbox/log-collector.js';
-import {
-  RunnerConnection,
-  type InvocationResult,
-} from '../../control-plane/sandbox/runner-connection.js';
+import { RunnerConnection } from '../../control-plane/sandbox/runner-connection.js';
 import type { Store } from '../../control-plane/store/index.js';
 import { buildHarness } from '../../scripts/build-harness.js';
+import { runnerConnectionOptions } from '../sandbox/runner-connection-options.js';
 import { sqliteTarget } from '../store/store-targets.js';
+import { DEFAULT_INVOCATION_LIMITS } from '../support/config-defaults.js';
 import { smallSpec, uniquePlaneName } from './helpers.js';
 
 const HOSTILE = join(import.meta.dirname, '..', 'fixtures', 'hostile');
@@ -45,13 +41,16 @@ afterAll(async () => {
 });
 
 async function connect(memoryMb = LIMITS.memoryMb): Promise<RunnerConnection> {
-  const connection = new RunnerConnection(await driver.start(smallSpec({ memoryMb })));
+  const connection = new RunnerConnection(
+    await driver.start(smallSpec({ memoryMb })),
+    runnerConnectionOptions(),
+  );
   await connection.ready;
   return connection;
 }
 
 interface Run {
-  result: InvocationResult;
+  result: InvocationVerdict;
   /** Every log line the harness sent, before the control plane's own bound. */
   sent: number;
   logs: LogEntry[];
@@ -68,9 +67,9 @@ async function run(
   const result = await connection.invoke(
     { code, params: { n: 41 }, env: {}, limits: all },
     {
-      onLog: (level, text, at) => {
+      onLog: (entry) => {
         sent++;
-        logs.add({ level, text, at });
+        logs.add(entry);
       },
       onCall: () => Promise.reject(new Error('no brokered call is expected')),
     },

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SandboxInstance, SandboxSpec } from '../../control-plane/sandbox/driver.js';
-import { ensureRunnerImage } from '../../control-plane/sandbox/image/ensure-runner-image.js';
+import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
 
 /** The throwaway harness (ready + echo) these tests build their runner image from. */
 export const ECHO_HARNESS_DIR = join(

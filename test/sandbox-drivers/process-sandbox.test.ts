@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProcessSandbox } from '../../control-plane/sandbox/process/process-sandbox.js';
-import { buildRawBaselineCommand } from '../../control-plane/sandbox/image/harness-command.js';
+import { buildRawBaselineCommand } from '../../control-plane/sandbox/harness-command.js';
 import { collectLines, ECHO_HARNESS_DIR, smallSpec, stdoutUntilExit } from './helpers.js';
 
 const warnings: string[] = [];

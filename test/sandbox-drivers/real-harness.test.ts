@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxDriver, SandboxInstance } from '../../control-plane/sandbox/driver.js';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
-import { ensureRunnerImage } from '../../control-plane/sandbox/image/ensure-runner-image.js';
+import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
 import { ProcessSandbox } from '../../control-plane/sandbox/process/process-sandbox.js';
 import { buildHarness } from '../../scripts/build-harness.js';
 import {

@@ -1,20 +1,30 @@
 /** Shared set-up of the sandbox integration tests: real Docker, the real harness and image. */
 import { randomUUID } from 'node:crypto';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
-import { ensureRunnerImage } from '../../control-plane/sandbox/image/ensure-runner-image.js';
+import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
 import type { InvokeHooks, ToolRuntime } from '../../control-plane/sandbox/invocation.js';
-import {
-  DEFAULT_INVOCATION_LIMITS,
-  type InvocationLimits,
-} from '../../control-plane/sandbox/limits.js';
+import { readSetting } from '../../control-plane/config.js';
+import type {
+  InvocationLimits,
+  PoolCaps,
+  PoolDefaults,
+} from '../../control-plane/sandbox/index.js';
 import {
   SandboxManager,
   type SandboxManagerOptions,
 } from '../../control-plane/sandbox/sandbox-manager.js';
+import {
+  DEFAULT_INVOCATION_LIMITS,
+  DEFAULT_POOL_DEFAULTS,
+  DEFAULT_SERVER_SHARE,
+} from '../support/config-defaults.js';
 
 /** The runner image global-setup built (or builds it when a file runs alone). */
 export async function runnerImage(): Promise<string> {
-  return process.env.MCPHOST_TEST_RUNNER_IMAGE ?? (await ensureRunnerImage());
+  return (
+    process.env.MCPHOST_TEST_RUNNER_IMAGE ??
+    (await ensureRunnerImage({ base: readSetting('runnerBase') }))
+  );
 }
 
 /** A plane name no other test file (or engineer) uses, so reaping stays ours. */
@@ -29,18 +39,34 @@ export const TEST_LIMITS: InvocationLimits = {
   memoryMb: 128,
 };
 
+/**
+ * What a test may set: `defaults` and `caps` it gives replace this helper's own
+ * choices; whatever they leave out is the configuration table's default,
+ * except the queue timeout: a loaded engine may take long to start a container.
+ */
+export type DockerManagerOverrides = Partial<
+  Omit<SandboxManagerOptions, 'driver' | 'defaults' | 'caps'>
+> & {
+  defaults?: Partial<PoolDefaults>;
+  caps?: Omit<PoolCaps, 'serverShare'> & Partial<Pick<PoolCaps, 'serverShare'>>;
+};
+
 /** A manager on a real Docker driver; close both with `closeAll`. */
 export function dockerManager(
   image: string,
   planeName: string,
-  overrides: Partial<Omit<SandboxManagerOptions, 'driver'>> = {},
+  { defaults, caps, ...overrides }: DockerManagerOverrides = {},
 ): { driver: DockerSandbox; sandbox: SandboxManager } {
   const driver = new DockerSandbox({ image, planeName, killTimeoutMs: 5_000 });
   const sandbox = new SandboxManager({
     driver,
-    defaults: { minWarm: 0, maxSize: 2, queueTimeoutMs: 60_000, limits: TEST_LIMITS },
+    defaults: {
+      ...DEFAULT_POOL_DEFAULTS,
+      queueTimeoutMs: 60_000,
+      ...(defaults ?? { minWarm: 0, maxSize: 2, limits: TEST_LIMITS }),
+    },
     generic: { size: 0 },
-    caps: { maxSizePerPool: 8, maxTotal: 16 },
+    caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     ...overrides,
   });
   return { driver, sandbox };

@@ -136,8 +136,11 @@ export class FakeDriver implements SandboxDriver {
   failing = false;
   readyDelayMs = 1;
   reaped = 0;
+  /** Calls of `start`, failed ones included. */
+  startAttempts = 0;
 
   async start(spec: SandboxSpec): Promise<FakeInstance> {
+    this.startAttempts += 1;
     await new Promise((resolve) => setTimeout(resolve, 1));
     if (this.failing) throw new Error('engine is down');
     const instance = new FakeInstance(spec, this.readyDelayMs);

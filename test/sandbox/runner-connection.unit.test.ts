@@ -1,19 +1,23 @@
 // Unit tests of the connection's protocol logic against a scripted in-memory harness.
 import { describe, expect, it } from 'vitest';
 import { McphostError } from '../../control-plane/errors.js';
-import { DEFAULT_INVOCATION_LIMITS } from '../../control-plane/sandbox/limits.js';
+import { DEFAULT_INVOCATION_LIMITS } from '../support/config-defaults.js';
 import {
   RunnerConnection,
   type ConnectionInvokeHooks,
 } from '../../control-plane/sandbox/runner-connection.js';
 import { FakeInstance } from './fake-driver.js';
+import { runnerConnectionOptions } from './runner-connection-options.js';
 
 const limits = { ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 200, memoryMb: 96 };
 const noCalls: ConnectionInvokeHooks = { onCall: async () => ({}) };
 
 async function connected(): Promise<{ instance: FakeInstance; connection: RunnerConnection }> {
   const instance = new FakeInstance({ labels: {}, memoryMb: 96, cpus: 1, pids: 16 }, 1);
-  const connection = new RunnerConnection(instance, { timeoutGraceMs: 20 });
+  const connection = new RunnerConnection(
+    instance,
+    runnerConnectionOptions({ timeoutGraceMs: 20 }),
+  );
   await connection.ready;
   return { instance, connection };
 }
@@ -99,7 +103,7 @@ describe('RunnerConnection', () => {
     const logs: Array<[string, number]> = [];
     await run(connection, 'log:3', {
       ...noCalls,
-      onLog: (level, text, at) => logs.push([level, at]),
+      onLog: ({ level, at }) => logs.push([level, at]),
     });
     expect(logs).toHaveLength(3);
     expect(logs[0]?.[0]).toBe('log');
@@ -139,7 +143,8 @@ describe('RunnerConnection', () => {
     const { instance, connection } = await connected();
     const controller = new AbortController();
     const running = run(connection, 'hang', { ...noCalls, signal: controller.signal });
-    setTimeout(() => controller.abort(), 10);
+    await expect.poll(() => instance.received.length).toBe(1); // the invoke is out
+    controller.abort();
     await expect(running).rejects.toMatchObject({ code: 'ERR_CANCELLED' });
     expect(instance.received.map((message) => message.type)).toEqual(['invoke', 'cancel']);
     expect(instance.killed).toBe(true);
@@ -147,7 +152,10 @@ describe('RunnerConnection', () => {
 
   it('a harness that never says ready is unavailable after the start-up timeout', async () => {
     const instance = new FakeInstance({ labels: {}, memoryMb: 96, cpus: 1, pids: 16 }, 10_000);
-    const connection = new RunnerConnection(instance, { startupTimeoutMs: 30 });
+    const connection = new RunnerConnection(
+      instance,
+      runnerConnectionOptions({ startupTimeoutMs: 30 }),
+    );
     await expect(connection.ready).rejects.toMatchObject({
       code: 'ERR_SANDBOX_UNAVAILABLE',
       message: 'sandbox unavailable: the runner did not become ready within 30 ms',
@@ -157,7 +165,10 @@ describe('RunnerConnection', () => {
 
   it('rejects an oversized line as a protocol fault', async () => {
     const instance = new FakeInstance({ labels: {}, memoryMb: 96, cpus: 1, pids: 16 }, 1);
-    const connection = new RunnerConnection(instance, { maxLineBytes: 1000 });
+    const connection = new RunnerConnection(
+      instance,
+      runnerConnectionOptions({ maxLineBytes: 1000 }),
+    );
     await connection.ready;
     const running = run(connection, 'hang');
     instance.emitRaw('x'.repeat(2000));

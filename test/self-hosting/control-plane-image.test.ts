@@ -5,12 +5,12 @@
  * code read-only and writes only to the data volume.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildControlPlaneImage, CONTROL_PLANE_USER } from '../../scripts/control-plane-image.js';
+import { freePort } from '../support/loopback-server.js';
 import { buildOutputInTemp } from './build-output.js';
 
 const docker = new Dockerode();
@@ -22,18 +22,6 @@ const label = { 'mcphost.test': `self-hosting-${runId}` };
 let distDir: string | undefined;
 let container: Dockerode.Container | undefined;
 let port = 0;
-
-/** A free loopback port (the container shares the host's network namespace). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address() as { port: number };
-      server.close(() => resolve(address.port));
-    });
-  });
-}
 
 /** Runs `command` inside the test container; returns its exit code and stdout+stderr. */
 async function execIn(command: string[]): Promise<{ exitCode: number; output: string }> {
@@ -78,7 +66,7 @@ async function waitForHealthz(timeoutMs: number): Promise<Response> {
 beforeAll(async () => {
   distDir = await buildOutputInTemp();
   await buildControlPlaneImage({ docker, distDir, tag });
-  port = await freePort();
+  port = await freePort(); // the container shares the host's network namespace
   await docker.createVolume({ Name: volumeName, Labels: label });
   container = await docker.createContainer({
     Image: tag,

@@ -5,13 +5,13 @@
  * `http://{subdomain}.localhost:{port}` (reached through `loopbackFetch`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, type App } from '../../control-plane/app/app.js';
 import { loadConfig, type Config } from '../../control-plane/config.js';
 import { createLogger } from '../../control-plane/logger.js';
 import { loopbackFetch } from './loopback-fetch.js';
+import { freePort } from './loopback-server.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -29,17 +29,8 @@ export interface TestControlPlane {
   close(): Promise<void>;
 }
 
-/** A free loopback port (the address template must name it before the listener starts). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+// The address template must name the port before the listener starts.
+export { freePort };
 
 export interface TestControlPlaneOptions {
   /** Receives every log line (JSON text) the control plane writes. */

@@ -25,17 +25,9 @@ import type {
 import { InvocationConnections, type DatabaseCaller } from './invocation-connections.js';
 import { toJsonSafe } from './json-safe.js';
 import { createMysqlPool } from './mysql-pool.js';
-import { translatePlaceholdersForMysql } from './mysql-placeholders.js';
 import { createPgPool } from './pg-pool.js';
 import { PoolRegistry } from './pool-registry.js';
-import {
-  buildInsert,
-  buildSelect,
-  quoteColumn,
-  quoteTable,
-  type Dialect,
-  type Statement,
-} from './sql-statements.js';
+import { buildInsert, buildSelect, type Dialect } from './sql-statements.js';
 
 /** Limits of the database side of the broker. */
 export interface DatabaseLimits {
@@ -109,18 +101,15 @@ export class DatabaseBroker {
     return toJsonSafe(created ?? {}) as JsonRow;
   }
 
-  /** Runs `sql` with `$1…$n` placeholders bound to `values` (translated to `?` for MySQL). */
+  /** Runs `sql` with `$1…$n` placeholders bound to `values` (translated to `?` on MySQL's connection). */
   async query(
     args: DbQueryArgs,
     caller: DatabaseCaller,
     egress: EgressPolicy,
   ): Promise<{ rows: JsonRow[]; rowCount: number }> {
-    const statement: Statement =
-      args.type === 'mysql'
-        ? translatePlaceholdersForMysql(args.sql, args.values)
-        : { sql: args.sql, values: args.values };
+    const statement = { sql: args.sql, values: args.values };
     const result = await this.run(args.type, args.connection, caller, egress, (session) =>
-      session.run(statement),
+      session.runWithNumberedPlaceholders(statement),
     );
     return {
       rows: result.rows.map((row) => toJsonSafe(row) as JsonRow),
@@ -206,10 +195,9 @@ export class DatabaseBroker {
     });
     const column = columns.rows[0]?.name;
     if (typeof column !== 'string') return { ...args.row };
-    const readBack = await session.run({
-      sql: `SELECT * FROM ${quoteTable('mysql', args.table)} WHERE ${quoteColumn('mysql', column)} = ?`,
-      values: [result.insertId],
-    });
+    const readBack = await session.run(
+      buildSelect('mysql', args.table, { [column]: result.insertId }),
+    );
     return readBack.rows[0] ?? { ...args.row, [column]: result.insertId };
   }
 }

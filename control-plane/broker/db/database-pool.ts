@@ -16,10 +16,15 @@ export interface StatementResult {
   insertId?: number | string;
 }
 
-/** Runs bound statements on one connection. */
+/** Runs bound statements on one connection; statements of one connection run in the order given. */
 export interface StatementRunner {
-  /** Runs one statement; statements of one connection run in the order given. */
+  /** Runs one statement written with the driver's own placeholders (`$n` on PostgreSQL, `?` on MySQL). */
   run(statement: Statement): Promise<StatementResult>;
+  /**
+   * Runs one statement of tool code, written with `$1…$n` for both databases:
+   * as it is on PostgreSQL, translated to `?` on MySQL under the session's sql_mode.
+   */
+  runWithNumberedPlaceholders(statement: Statement): Promise<StatementResult>;
 }
 
 /** One connection taken out of a pool; exactly one of `release`/`destroy` ends it. */

@@ -6,7 +6,7 @@
  * each connection is rolled back and reset before it goes back to its pool
  * (see PooledConnection.release); one whose reset fails or hangs is destroyed.
  */
-import { McphostError } from '../../errors.js';
+import { McphostError, cancelledError } from '../../errors.js';
 import type { DbConnection } from '../../../src/protocol/index.js';
 import {
   allConnectionsHeldMessage,
@@ -191,7 +191,7 @@ async function within<T>(
 }
 
 function cancelled(): McphostError {
-  return new McphostError('ERR_CANCELLED', 'database call was cancelled');
+  return cancelledError('database call');
 }
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -4,17 +4,81 @@
  * quoted identifiers and comments into `?` and lists the values in the order
  * the `?` appear, so `$2 … $1 … $1` binds [v2, v1, v1].
  *
- * It follows MySQL's default lexical rules: '…' and "…" are strings with
- * doubled-quote and backslash escapes, `…` is an identifier, and `#`, `-- `
- * and /* … *\/ start comments (the executable /*! … *\/ form is code).
+ * No library we have does this: mysql2's named-placeholders knows `:name` and
+ * `?` only, skips neither backticks nor comments and ignores sql_mode; Kysely
+ * builds SQL but never reads it; full SQL parsers refuse SQL they do not know.
+ *
+ * It follows MySQL's lexical rules, which the session's sql_mode changes:
+ * '…' is a string; "…" is a string too, or an identifier under ANSI_QUOTES;
+ * `…` is an identifier; a quote is escaped by doubling it, and inside strings
+ * by a backslash unless NO_BACKSLASH_ESCAPES; `#`, `-- ` and /* … *\/ start
+ * comments (the executable /*! … *\/ form is code). The caller passes the
+ * session's mode (see mysql-numbered-statements.ts for how it is known).
  */
 import { McphostError } from '../../errors.js';
 import type { Statement } from './sql-statements.js';
 
+/** The parts of a session's sql_mode that change how its SQL is read. */
+export interface MysqlLexicalMode {
+  /** ANSI_QUOTES: "…" is a quoted identifier, not a string. */
+  ansiQuotes: boolean;
+  /** NO_BACKSLASH_ESCAPES: a backslash in a string is an ordinary character. */
+  noBackslashEscapes: boolean;
+}
+
+/** The lexical rules of MySQL's and MariaDB's default sql_mode (neither flag set). */
+export const DEFAULT_LEXICAL_MODE: Readonly<MysqlLexicalMode> = Object.freeze({
+  ansiQuotes: false,
+  noBackslashEscapes: false,
+});
+
+/**
+ * The lexical mode of a `@@sql_mode` value. The server lists combination
+ * modes expanded (`ANSI` reads `REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,…`),
+ * so looking for the two flags themselves is enough.
+ */
+export function lexicalModeOf(sqlMode: string): MysqlLexicalMode {
+  const flags = new Set(sqlMode.toUpperCase().split(','));
+  return {
+    ansiQuotes: flags.has('ANSI_QUOTES'),
+    noBackslashEscapes: flags.has('NO_BACKSLASH_ESCAPES'),
+  };
+}
+
+/**
+ * Whether running `sql` may change the session's sql_mode. Through the
+ * prepared-statement protocol the broker uses, only a statement naming the
+ * variable can (`SET sql_mode`, `SET @@SESSION.sql_mode`, `SET STATEMENT
+ * sql_mode=… FOR`, also inside /*! *\/): PREPARE, EXECUTE and EXECUTE
+ * IMMEDIATE are refused by that protocol, and a stored routine's own mode is
+ * restored when it returns. A statement that merely mentions it costs one
+ * extra read of the mode.
+ */
+export function mayChangeSqlMode(sql: string): boolean {
+  return /sql_mode/i.test(sql);
+}
+
+/**
+ * Whether the session's mode can change how `sql` is read: ANSI_QUOTES only
+ * changes what `"` opens, NO_BACKSLASH_ESCAPES only what `\` does in a
+ * string; text with neither reads the same under every mode.
+ */
+export function lexingDependsOnMode(sql: string): boolean {
+  return /["\\]/.test(sql);
+}
+
 const IDENTIFIER_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
 
-/** Rewrites `$n` placeholders to `?` and orders `values` to match; throws ERR_INVALID_ARGUMENT on a missing value. */
-export function translatePlaceholdersForMysql(sql: string, values: readonly unknown[]): Statement {
+/**
+ * Rewrites `$n` placeholders to `?` and orders `values` to match, reading the
+ * text under `mode` (default: the server's default sql_mode); throws
+ * ERR_INVALID_ARGUMENT on a missing value or a bare `?`.
+ */
+export function translatePlaceholdersForMysql(
+  sql: string,
+  values: readonly unknown[],
+  mode: MysqlLexicalMode = DEFAULT_LEXICAL_MODE,
+): Statement {
   let output = '';
   const ordered: unknown[] = [];
   let index = 0;
@@ -26,7 +90,9 @@ export function translatePlaceholdersForMysql(sql: string, values: readonly unkn
     const char = sql[index] as string;
     const next = sql[index + 1];
     if (char === "'" || char === '"' || char === '`') {
-      copyUntil(endOfQuoted(sql, index, char));
+      const isString = char === "'" || (char === '"' && !mode.ansiQuotes);
+      const backslashEscapes = isString && !mode.noBackslashEscapes;
+      copyUntil(endOfQuoted(sql, index, char, backslashEscapes));
     } else if (
       char === '#' ||
       (char === '-' && next === '-' && isCommentDashFollower(sql[index + 2]))
@@ -63,11 +129,11 @@ export function translatePlaceholdersForMysql(sql: string, values: readonly unkn
 }
 
 /** Index just past the closing quote of the literal or identifier opening at `start`. */
-function endOfQuoted(sql: string, start: number, quote: string): number {
+function endOfQuoted(sql: string, start: number, quote: string, backslashEscapes: boolean): number {
   let index = start + 1;
   while (index < sql.length) {
     const char = sql[index];
-    if (char === '\\' && quote !== '`') {
+    if (char === '\\' && backslashEscapes) {
       index += 2;
     } else if (char === quote) {
       if (sql[index + 1] === quote) index += 2;

@@ -11,7 +11,10 @@ import type {
   DatabasePoolLimits,
   PoolTarget,
   PooledConnection,
+  StatementResult,
 } from './database-pool.js';
+import { numberedStatementRunner } from './mysql-numbered-statements.js';
+import type { Statement } from './sql-statements.js';
 
 /** A mysql2 pool for one database. */
 export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits): DatabasePool {
@@ -80,24 +83,32 @@ function pooledConnection(
     if (destroy) connection.destroy();
     else connection.release();
   };
+  const run = async (statement: Statement): Promise<StatementResult> => {
+    const values = statement.values.map(bindableValue);
+    // execute(): a server-side prepared statement, so values are truly bound.
+    // query() would splice them into the SQL text escaped with backslashes, which
+    // a server in NO_BACKSLASH_ESCAPES mode reads as quotes: an injection.
+    // The client-side timeout is a backstop for a server that stops answering.
+    const [result] = await connection.execute({
+      sql: statement.sql,
+      values,
+      timeout: limits.statementTimeoutMs + 5_000,
+    });
+    if (Array.isArray(result)) {
+      return { rows: result as Record<string, unknown>[], rowCount: result.length };
+    }
+    const header = result as mysql.ResultSetHeader;
+    return { rows: [], rowCount: header.affectedRows, insertId: header.insertId };
+  };
   return {
-    async run(statement) {
-      const values = statement.values.map(bindableValue);
-      // execute(): a server-side prepared statement, so values are truly bound.
-      // query() would splice them into the SQL text escaped with backslashes, which
-      // a server in NO_BACKSLASH_ESCAPES mode reads as quotes: an injection.
-      // The client-side timeout is a backstop for a server that stops answering.
-      const [result] = await connection.execute({
-        sql: statement.sql,
-        values,
-        timeout: limits.statementTimeoutMs + 5_000,
-      });
-      if (Array.isArray(result)) {
-        return { rows: result as Record<string, unknown>[], rowCount: result.length };
-      }
-      const header = result as mysql.ResultSetHeader;
-      return { rows: [], rowCount: header.affectedRows, insertId: header.insertId };
-    },
+    run,
+    runWithNumberedPlaceholders: numberedStatementRunner({
+      run,
+      async readSqlMode() {
+        const [rows] = await connection.query('SELECT @@SESSION.sql_mode AS mode');
+        return String((rows as { mode?: unknown }[])[0]?.mode ?? '');
+      },
+    }),
     async release() {
       try {
         // COM_RESET_CONNECTION: rolls back, drops temporary tables, releases locks,

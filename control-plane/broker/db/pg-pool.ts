@@ -11,8 +11,10 @@ import {
   type DatabasePoolLimits,
   type PoolTarget,
   type PooledConnection,
+  type StatementResult,
 } from './database-pool.js';
 import { parseInt8Text } from './json-safe.js';
+import type { Statement } from './sql-statements.js';
 
 const INT8_OID = 20;
 const DATE_OID = 1082;
@@ -80,34 +82,37 @@ function pooledConnection(client: pg.PoolClient): PooledConnection {
     if (error !== undefined) client.on('error', () => undefined);
     client.release(error);
   };
-  return {
-    async run(statement) {
-      if (broken !== undefined) throw broken;
-      let result: pg.QueryResult;
-      try {
-        // Extended protocol always: one statement per call, even without values.
-        result = await client.query({
-          text: statement.sql,
-          values: statement.values,
-          queryMode: 'extended',
-        } as pg.QueryConfig);
-      } catch (error) {
-        // node-postgres answers COPY … FROM STDIN with CopyFail; in the extended
-        // protocol the server then waits for a Sync that never comes, and every
-        // later statement on the connection would hang. Close it instead.
-        if (error instanceof Error && error.message.includes('No source stream defined')) {
-          broken = new Error(
-            'COPY … FROM STDIN is not supported by sdk.db (use insert, or INSERT … VALUES); the connection was closed',
-          );
-          throw broken;
-        }
-        throw error;
+  const run = async (statement: Statement): Promise<StatementResult> => {
+    if (broken !== undefined) throw broken;
+    let result: pg.QueryResult;
+    try {
+      // Extended protocol always: one statement per call, even without values.
+      result = await client.query({
+        text: statement.sql,
+        values: statement.values,
+        queryMode: 'extended',
+      } as pg.QueryConfig);
+    } catch (error) {
+      // node-postgres answers COPY … FROM STDIN with CopyFail; in the extended
+      // protocol the server then waits for a Sync that never comes, and every
+      // later statement on the connection would hang. Close it instead.
+      if (error instanceof Error && error.message.includes('No source stream defined')) {
+        broken = new Error(
+          'COPY … FROM STDIN is not supported by sdk.db (use insert, or INSERT … VALUES); the connection was closed',
+        );
+        throw broken;
       }
-      return {
-        rows: result.rows as Record<string, unknown>[],
-        rowCount: result.rowCount ?? result.rows.length,
-      };
-    },
+      throw error;
+    }
+    return {
+      rows: result.rows as Record<string, unknown>[],
+      rowCount: result.rowCount ?? result.rows.length,
+    };
+  };
+  return {
+    run,
+    // `$n` is PostgreSQL's own placeholder syntax.
+    runWithNumberedPlaceholders: run,
     async release() {
       if (broken !== undefined) return giveBack(broken);
       try {

@@ -1,8 +1,22 @@
 /**
- * The statements behind db.select and db.insert. Table and column names come
- * from tool code, so they are accepted only as plain identifiers and quoted
- * for the dialect; every value is bound, never spliced into the text.
+ * The statements behind db.select and db.insert, compiled by Kysely for the
+ * dialect without a connection: Kysely quotes identifiers and emits each
+ * dialect's placeholders, every value is bound, never spliced into the text.
+ * Table and column names come from tool code, so they are accepted only as
+ * plain identifiers (Kysely itself would read `a as b` as an alias and
+ * `a.b.c` as `a.b`).
  */
+import {
+  DummyDriver,
+  Kysely,
+  MysqlAdapter,
+  MysqlIntrospector,
+  MysqlQueryCompiler,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type Dialect as KyselyDialect,
+} from 'kysely';
 import { McphostError } from '../../errors.js';
 
 /** The two SQL dialects sdk.db speaks. */
@@ -14,21 +28,85 @@ export interface Statement {
   values: unknown[];
 }
 
-const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Any table of any database: names are checked at run time, not known to the type system. */
+type UntypedDatabase = Record<string, Record<string, unknown>>;
 
-/** Quotes a column name; throws ERR_DB_IDENTIFIER unless it is a plain identifier. */
-export function quoteColumn(dialect: Dialect, name: string): string {
-  if (!PLAIN_IDENTIFIER.test(name)) {
-    throw new McphostError(
-      'ERR_DB_IDENTIFIER',
-      `column name ${JSON.stringify(name)} is not a plain identifier (letters, digits and _, not starting with a digit)`,
-    );
-  }
-  return dialect === 'pg' ? `"${name}"` : `\`${name}\``;
+// "Cold" instances: DummyDriver never connects; they only compile.
+const compilers: Record<Dialect, Kysely<UntypedDatabase>> = {
+  pg: compileOnly({
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  }),
+  mysql: compileOnly({
+    createAdapter: () => new MysqlAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new MysqlIntrospector(db),
+    createQueryCompiler: () => new MysqlQueryCompiler(),
+  }),
+};
+
+function compileOnly(dialect: KyselyDialect): Kysely<UntypedDatabase> {
+  return new Kysely<UntypedDatabase>({ dialect });
 }
 
-/** Quotes a table name, optionally `schema.table`; throws ERR_DB_IDENTIFIER otherwise. */
-export function quoteTable(dialect: Dialect, name: string): string {
+const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `select * from table where a = $1 and b is null`; an empty filter selects every row. */
+export function buildSelect(
+  dialect: Dialect,
+  table: string,
+  where: Record<string, unknown>,
+): Statement {
+  let query = compilers[dialect].selectFrom(checkTable(table)).selectAll();
+  for (const [column, value] of Object.entries(where)) {
+    checkColumn(column);
+    if (value === null) {
+      query = query.where(column, 'is', null);
+      continue;
+    }
+    // Kysely would expand an array into a list and treat an object as a value;
+    // only an equality with one scalar is what a filter means here.
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new McphostError(
+        'ERR_INVALID_ARGUMENT',
+        `where.${column}: must be a string, number, boolean or null (equality filter), not ${describeType(value)}`,
+      );
+    }
+    query = query.where(column, '=', value);
+  }
+  return toStatement(query.compile());
+}
+
+/**
+ * `insert into table (a, b) values ($1, $2)`, with `returning *` on
+ * PostgreSQL; MySQL has no RETURNING, the broker reads the row back by its
+ * insert id. Columns whose value is undefined are left out.
+ */
+export function buildInsert(
+  dialect: Dialect,
+  table: string,
+  row: Record<string, unknown>,
+): Statement {
+  const insert = compilers[dialect].insertInto(checkTable(table));
+  const present = Object.entries(row).filter(([, value]) => value !== undefined);
+  for (const [column] of present) checkColumn(column);
+  if (dialect === 'mysql') {
+    // An empty row is `() values ()` on MySQL, which has no DEFAULT VALUES.
+    return toStatement(insert.values(Object.fromEntries(present)).compile());
+  }
+  const filled =
+    present.length === 0 ? insert.defaultValues() : insert.values(Object.fromEntries(present));
+  return toStatement(filled.returningAll().compile());
+}
+
+function toStatement(compiled: { sql: string; parameters: readonly unknown[] }): Statement {
+  return { sql: compiled.sql, values: [...compiled.parameters] };
+}
+
+/** The table name as given, when it is a plain identifier or `schema.table`; throws ERR_DB_IDENTIFIER otherwise. */
+function checkTable(name: string): string {
   const parts = name.split('.');
   if (parts.length > 2 || !parts.every((part) => PLAIN_IDENTIFIER.test(part))) {
     throw new McphostError(
@@ -36,60 +114,16 @@ export function quoteTable(dialect: Dialect, name: string): string {
       `table name ${JSON.stringify(name)} is not a plain identifier (letters, digits and _, optionally schema.table)`,
     );
   }
-  return parts.map((part) => (dialect === 'pg' ? `"${part}"` : `\`${part}\``)).join('.');
+  return name;
 }
 
-function placeholder(dialect: Dialect, position: number): string {
-  return dialect === 'pg' ? `$${position}` : '?';
-}
-
-/** `SELECT * FROM table WHERE a = $1 AND b IS NULL`; an empty filter selects every row. */
-export function buildSelect(
-  dialect: Dialect,
-  table: string,
-  where: Record<string, unknown>,
-): Statement {
-  const conditions: string[] = [];
-  const values: unknown[] = [];
-  for (const [column, value] of Object.entries(where)) {
-    const quoted = quoteColumn(dialect, column);
-    if (value === null) {
-      conditions.push(`${quoted} IS NULL`);
-      continue;
-    }
-    if (!['string', 'number', 'boolean'].includes(typeof value)) {
-      throw new McphostError(
-        'ERR_INVALID_ARGUMENT',
-        `where.${column}: must be a string, number, boolean or null (equality filter), not ${describeType(value)}`,
-      );
-    }
-    values.push(value);
-    conditions.push(`${quoted} = ${placeholder(dialect, values.length)}`);
+function checkColumn(name: string): void {
+  if (!PLAIN_IDENTIFIER.test(name)) {
+    throw new McphostError(
+      'ERR_DB_IDENTIFIER',
+      `column name ${JSON.stringify(name)} is not a plain identifier (letters, digits and _, not starting with a digit)`,
+    );
   }
-  const filter = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
-  return { sql: `SELECT * FROM ${quoteTable(dialect, table)}${filter}`, values };
-}
-
-/** `INSERT INTO table (a, b) VALUES ($1, $2)`, with `RETURNING *` on PostgreSQL. */
-export function buildInsert(
-  dialect: Dialect,
-  table: string,
-  row: Record<string, unknown>,
-): Statement {
-  const quotedTable = quoteTable(dialect, table);
-  const entries = Object.entries(row).filter(([, value]) => value !== undefined);
-  const columns = entries.map(([column]) => quoteColumn(dialect, column));
-  const values = entries.map(([, value]) => value);
-  const returning = dialect === 'pg' ? ' RETURNING *' : '';
-  if (entries.length === 0) {
-    const empty = dialect === 'pg' ? 'DEFAULT VALUES' : '() VALUES ()';
-    return { sql: `INSERT INTO ${quotedTable} ${empty}${returning}`, values };
-  }
-  const marks = values.map((_, index) => placeholder(dialect, index + 1));
-  return {
-    sql: `INSERT INTO ${quotedTable} (${columns.join(', ')}) VALUES (${marks.join(', ')})${returning}`,
-    values,
-  };
 }
 
 function describeType(value: unknown): string {

@@ -7,7 +7,7 @@
  */
 import type { Agent, Dispatcher } from 'undici';
 import type { HttpRequestArgs, HttpResponseValue } from '../../../src/protocol/index.js';
-import { McphostError, isMcphostError } from '../../errors.js';
+import { McphostError, cancelledError, isMcphostError } from '../../errors.js';
 
 /** Limits of one sdk.http call. */
 export interface HttpLimits {
@@ -180,8 +180,7 @@ function translateError(
   state: { cancelled: boolean; timedOut: boolean },
 ): McphostError {
   if (isMcphostError(error)) return error;
-  if (state.cancelled)
-    return new McphostError('ERR_CANCELLED', `HTTP request to ${url.host} was cancelled`);
+  if (state.cancelled) return cancelledError(`HTTP request to ${url.host}`);
   if (state.timedOut) {
     return new McphostError(
       'ERR_HTTP_TIMEOUT',

@@ -6,7 +6,8 @@
 import { api, segment } from './api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
 import { createPoolsPanel } from './pools-panel.js';
-import type { InvocationInfo, ServerInfo, ToolInfo } from './types.js';
+import type { InvocationRecord, ToolRecord } from '../../store/index.js';
+import type { ServerInfo } from './types.js';
 
 /** How often the figures refresh while the tab is open, in milliseconds. */
 const REFRESH_MS = 2000;
@@ -17,7 +18,7 @@ export async function renderActivityTab(
   server: ServerInfo,
 ): Promise<() => void> {
   const sub = server.subdomain;
-  const { tools } = await api<{ tools: ToolInfo[] }>('GET', `/api/servers/${segment(sub)}/tools`);
+  const { tools } = await api<{ tools: ToolRecord[] }>('GET', `/api/servers/${segment(sub)}/tools`);
   const pools = createPoolsPanel(server, tools);
   const updated = h('p', { class: 'hint', id: 'refreshed' });
 
@@ -44,7 +45,7 @@ export async function renderActivityTab(
   const refreshLog = async () => {
     const query = new URLSearchParams({ server: sub, limit: limitFilter.value });
     if (toolFilter.value) query.set('tool', toolFilter.value);
-    const { invocations } = await api<{ invocations: InvocationInfo[] }>(
+    const { invocations } = await api<{ invocations: InvocationRecord[] }>(
       'GET',
       `/api/invocations?${query}`,
     );

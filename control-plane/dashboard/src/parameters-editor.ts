@@ -4,7 +4,7 @@
  * is labelled with its row number so a screen reader tells them apart.
  */
 import { h, replaceChildren } from './dom.js';
-import type { ToolParameter } from './types.js';
+import type { ToolParameter } from '../../store/index.js';
 
 const TYPES: ToolParameter['type'][] = [
   'string',

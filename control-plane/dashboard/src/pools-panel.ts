@@ -8,7 +8,9 @@
  */
 import { api, segment } from './api.js';
 import { announce, h, replaceChildren } from './dom.js';
-import type { PoolInfo, PoolsAnswer, ServerInfo, ToolInfo } from './types.js';
+import type { PoolStats } from '../../sandbox/index.js';
+import type { ToolRecord } from '../../store/index.js';
+import type { PoolsAnswer, ServerInfo } from './types.js';
 
 interface SizeRow {
   /** `""` for the server's shared pools, else the tool's name. */
@@ -21,7 +23,7 @@ interface SizeRow {
 /** The card and its refresh. */
 export function createPoolsPanel(
   server: ServerInfo,
-  tools: ToolInfo[],
+  tools: ToolRecord[],
 ): { element: HTMLElement; refresh(): Promise<void> } {
   const sub = server.subdomain;
   const summary = h('p', { id: 'pool-summary' }, '—');
@@ -199,7 +201,7 @@ export function createPoolsPanel(
   return { element, refresh };
 }
 
-function poolRow(pool: PoolInfo): HTMLTableRowElement {
+function poolRow(pool: PoolStats): HTMLTableRowElement {
   return h(
     'tr',
     {},

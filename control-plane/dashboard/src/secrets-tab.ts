@@ -5,12 +5,13 @@
  */
 import { api, segment } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
-import type { SecretInfo, ServerInfo } from './types.js';
+import type { SecretSummary } from '../../store/index.js';
+import type { ServerInfo } from './types.js';
 
 /** Renders the secrets of `server` into `panel`. */
 export async function renderSecretsTab(panel: HTMLElement, server: ServerInfo): Promise<void> {
   const base = `/api/servers/${segment(server.subdomain)}/secrets`;
-  const { secrets } = await api<{ secrets: SecretInfo[] }>('GET', base);
+  const { secrets } = await api<{ secrets: SecretSummary[] }>('GET', base);
   const rerender = async (focusId?: string) => {
     await renderSecretsTab(panel, server);
     if (focusId) document.getElementById(focusId)?.focus();

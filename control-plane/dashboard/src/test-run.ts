@@ -6,7 +6,8 @@
  */
 import { api, segment } from './api.js';
 import { announce, h, prettyJson, replaceChildren } from './dom.js';
-import type { InvokeResult, ToolParameter } from './types.js';
+import type { ToolParameter } from '../../store/index.js';
+import type { TestRunAnswer } from './types.js';
 
 /** Renders the panel for the saved declarations of `tool` into `section`. */
 export function renderTestRun(
@@ -36,7 +37,7 @@ export function renderTestRun(
         run.disabled = true;
         replaceChildren(output, h('p', {}, 'Running…'));
         try {
-          const result = await api<InvokeResult>(
+          const result = await api<TestRunAnswer>(
             'POST',
             `/api/servers/${segment(subdomain)}/tools/${segment(tool)}/invoke`,
             { params },
@@ -121,8 +122,7 @@ function collect(
   return params;
 }
 
-function showResult(output: HTMLElement, result: InvokeResult): void {
-  const error = typeof result.error === 'string' ? { message: result.error } : result.error;
+function showResult(output: HTMLElement, result: TestRunAnswer): void {
   replaceChildren(
     output,
     h(
@@ -143,9 +143,9 @@ function showResult(output: HTMLElement, result: InvokeResult): void {
       : h(
           'p',
           { role: 'alert', class: 'error' },
-          h('strong', {}, error?.code ?? 'Error'),
+          h('strong', {}, result.error.code),
           ': ',
-          error?.message ?? '',
+          result.error.message,
         ),
     h('h3', { id: 'run-logs-heading' }, 'Console'),
     result.logs.length === 0

@@ -10,7 +10,8 @@ import { announce, h, replaceChildren } from './dom.js';
 import { createParametersEditor } from './parameters-editor.js';
 import { renderTestRun } from './test-run.js';
 import { fetchTool } from './tools-tab.js';
-import type { ServerInfo, ToolDefinition, ToolInfo } from './types.js';
+import type { ToolDefinitionInput, ToolRecord } from '../../store/index.js';
+import type { ServerInfo } from './types.js';
 import { renderVersions } from './versions-panel.js';
 
 const STARTER_CODE = `// params: the declared parameters; env: the secrets listed below; sdk: http, db, lodash.
@@ -81,7 +82,7 @@ export async function renderToolEditor(
         errorBox.replaceChildren();
         status.textContent = '';
         editor.markError(null);
-        const definition: ToolDefinition = {
+        const definition: ToolDefinitionInput = {
           description: description.value,
           code: editor.value(),
           parameters: parameters.value(),
@@ -93,7 +94,7 @@ export async function renderToolEditor(
           strict: strict.checked,
         };
         try {
-          const saved = await api<ToolInfo>('PUT', path, definition);
+          const saved = await api<ToolRecord>('PUT', path, definition);
           status.textContent = `Saved as version ${saved.version}.`;
           heading.textContent = `Tool ${name} (version ${saved.version})`;
           announce(status.textContent);

@@ -6,7 +6,8 @@
 import { api, ApiError, segment } from './api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
 import { renderToolEditor } from './tool-editor.js';
-import type { ServerInfo, ToolInfo } from './types.js';
+import type { ToolRecord } from '../../store/index.js';
+import type { ServerInfo } from './types.js';
 
 /** Renders the tool list, or the editor of `toolName`. */
 export async function renderToolsTab(
@@ -18,7 +19,7 @@ export async function renderToolsTab(
     await renderToolEditor(panel, server, toolName);
     return;
   }
-  const { tools } = await api<{ tools: ToolInfo[] }>(
+  const { tools } = await api<{ tools: ToolRecord[] }>(
     'GET',
     `/api/servers/${segment(server.subdomain)}/tools`,
   );
@@ -112,9 +113,12 @@ export async function renderToolsTab(
 }
 
 /** The saved tool, or undefined when it does not exist yet. */
-export async function fetchTool(subdomain: string, name: string): Promise<ToolInfo | undefined> {
+export async function fetchTool(subdomain: string, name: string): Promise<ToolRecord | undefined> {
   try {
-    return await api<ToolInfo>('GET', `/api/servers/${segment(subdomain)}/tools/${segment(name)}`);
+    return await api<ToolRecord>(
+      'GET',
+      `/api/servers/${segment(subdomain)}/tools/${segment(name)}`,
+    );
   } catch (error) {
     if (error instanceof ApiError && error.status === 404 && error.message.includes('tool'))
       return undefined;

@@ -4,7 +4,7 @@
  */
 import { api, segment } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
-import type { ToolVersion } from './types.js';
+import type { ToolVersionRecord } from '../../store/index.js';
 
 /** Lists the versions of `tool` into `section`; `onRolledBack` reloads the editor. */
 export async function renderVersions(
@@ -14,7 +14,7 @@ export async function renderVersions(
   onRolledBack: () => void,
 ): Promise<void> {
   const base = `/api/servers/${segment(subdomain)}/tools/${segment(tool)}`;
-  const { versions } = await api<{ versions: ToolVersion[] }>('GET', `${base}/versions`);
+  const { versions } = await api<{ versions: ToolVersionRecord[] }>('GET', `${base}/versions`);
   const error = h('p', { role: 'alert', class: 'error' });
   const newest = versions[0]?.version;
   replaceChildren(

@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { SandboxExit, SandboxInstance } from '../driver.js';
 import type { ContainerClient } from './container-client.js';
 import { looksLikeHeapExhaustion } from '../faults.js';
-import { StderrTail } from './stderr-tail.js';
+import { StderrTail } from '../stderr-tail.js';
 import { StreamDemuxer } from './stream-demuxer.js';
 import { StdoutFanout } from '../stdout-fanout.js';
 

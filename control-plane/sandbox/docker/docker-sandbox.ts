@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import Dockerode from 'dockerode';
 import { z } from 'zod';
 import { McphostError } from '../../errors.js';
+import { shuttingDown } from '../sandbox-errors.js';
 import type { SandboxDriver, SandboxInstance, SandboxSpec } from '../driver.js';
 import { missingRuntimeMessage } from '../runtime-availability.js';
 import { DockerodeContainerClient, type ContainerClient } from './container-client.js';
@@ -18,7 +19,7 @@ import {
   PLANE_INSTANCE_LABEL,
   PLANE_LABEL,
 } from './hardened-container-config.js';
-import { DEFAULT_STDERR_TAIL_BYTES } from './stderr-tail.js';
+import { DEFAULT_STDERR_TAIL_BYTES } from '../stderr-tail.js';
 
 /** Options of {@link DockerSandbox}. */
 export interface DockerSandboxOptions {
@@ -100,8 +101,7 @@ export class DockerSandbox implements SandboxDriver {
     const checked = SpecSchema.safeParse(spec);
     if (!checked.success)
       throw new TypeError(`DockerSandbox.start: ${checked.error.issues[0]?.message ?? 'bad spec'}`);
-    if (this.#closed)
-      throw new McphostError('ERR_SHUTTING_DOWN', 'the Docker sandbox driver is closed');
+    if (this.#closed) throw shuttingDown('the Docker sandbox driver');
     const options = hardenedContainerOptions(spec, {
       ...this.#settings,
       planeInstance: this.planeInstance,
@@ -127,7 +127,7 @@ export class DockerSandbox implements SandboxDriver {
     // close() may have run while we were starting; it could not see this one.
     if (this.#closed) {
       await instance.kill();
-      throw new McphostError('ERR_SHUTTING_DOWN', 'the Docker sandbox driver is closed');
+      throw shuttingDown('the Docker sandbox driver');
     }
     return instance;
   }

@@ -7,7 +7,7 @@
  */
 import type Dockerode from 'dockerode';
 import type { SandboxSpec } from '../driver.js';
-import { harnessCommandInImage, RUNNER_USER } from '../image/harness-command.js';
+import { harnessCommandInImage, RUNNER_USER } from '../harness-command.js';
 
 /** Label naming the control plane (its scope) a container belongs to. */
 export const PLANE_LABEL = 'mcphost.plane';

@@ -34,9 +34,6 @@ interface ServerAccount {
   evictions: EventWindow;
 }
 
-/** Default largest share of the budget one server may hold. */
-export const DEFAULT_SERVER_SHARE = 0.5;
-
 /** The budget; `pools` lists every pool, the generic one included, whenever asked. */
 export class ContainerBudget {
   readonly maxTotal: number;
@@ -47,7 +44,7 @@ export class ContainerBudget {
 
   constructor(caps: PoolCaps, pools: () => Iterable<WarmPool>, now: () => number) {
     this.maxTotal = caps.maxTotal;
-    this.serverShare = caps.serverShare ?? DEFAULT_SERVER_SHARE;
+    this.serverShare = caps.serverShare;
     if (!(this.serverShare > 0 && this.serverShare <= 1)) {
       throw new TypeError('SandboxManager: caps.serverShare must be in (0, 1]');
     }

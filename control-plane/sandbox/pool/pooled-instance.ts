@@ -3,22 +3,23 @@
  * change goes through `transition`, which refuses the ones that make no sense
  * (a retired container is never leased again; a leased one is never leased twice).
  */
+import type { FaultRetireReason } from '../../errors.js';
 import type { RunnerConnection } from '../runner-connection.js';
 
 /** Where a pooled container is in its life. */
 export type InstanceState = 'warming' | 'idle' | 'leased' | 'retired';
 
-/** Why a container left service; counted per pool in `stats()`. */
+/**
+ * Why a container left service; counted per pool in `stats()`. An invocation's
+ * failure gives its code's `retire` in the error registry, or `faulted` when
+ * the code has none.
+ */
 export type RetireReason =
+  | FaultRetireReason
   | 'strict'
   | 'max-invocations'
   | 'heap'
   | 'idle-ttl'
-  | 'timeout'
-  | 'memory'
-  | 'crash'
-  | 'protocol'
-  | 'cancelled'
   | 'faulted'
   | 'exited'
   | 'start-failed'
@@ -29,24 +30,6 @@ export type RetireReason =
   | 'rebalanced'
   | 'unneeded'
   | 'closed';
-
-/** Retire reason for a connection fault code. */
-export function retireReasonFor(code: string): RetireReason {
-  switch (code) {
-    case 'ERR_TOOL_TIMEOUT':
-      return 'timeout';
-    case 'ERR_TOOL_MEMORY':
-      return 'memory';
-    case 'ERR_CONTAINER_CRASHED':
-      return 'crash';
-    case 'ERR_PROTOCOL':
-      return 'protocol';
-    case 'ERR_CANCELLED':
-      return 'cancelled';
-    default:
-      return 'faulted';
-  }
-}
 
 const ALLOWED: Record<InstanceState, readonly InstanceState[]> = {
   warming: ['idle', 'retired'],

@@ -18,7 +18,7 @@
 import { McphostError } from '../../errors.js';
 import type { SandboxSpec } from '../driver.js';
 import { asUnavailable, cancelled, noCapacity, shuttingDown } from '../sandbox-errors.js';
-import { heapLimitMb } from '../image/harness-command.js';
+import { heapLimitMb } from '../harness-command.js';
 import { RunnerConnection } from '../runner-connection.js';
 import type { PoolContext, PoolIdentityInput, PoolStats } from './pool-contract.js';
 import { poolUnitOf, shapeLabel, type ContainerShape } from './pool-key.js';

@@ -11,9 +11,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { McphostError } from '../../errors.js';
 import type { SandboxDriver, SandboxExit, SandboxInstance, SandboxSpec } from '../driver.js';
-import { DEFAULT_STDERR_TAIL_BYTES, StderrTail } from '../docker/stderr-tail.js';
+import { DEFAULT_STDERR_TAIL_BYTES, StderrTail } from '../stderr-tail.js';
 import { looksLikeHeapExhaustion } from '../faults.js';
-import { harnessNodeFlags } from '../image/harness-command.js';
+import { shuttingDown } from '../sandbox-errors.js';
+import { harnessNodeFlags } from '../harness-command.js';
 import { StdoutFanout } from '../stdout-fanout.js';
 
 /** Options of {@link ProcessSandbox}. */
@@ -63,8 +64,7 @@ export class ProcessSandbox implements SandboxDriver {
   }
 
   async start(spec: SandboxSpec): Promise<SandboxInstance> {
-    if (this.#closed)
-      throw new McphostError('ERR_SHUTTING_DOWN', 'the process sandbox driver is closed');
+    if (this.#closed) throw shuttingDown('the process sandbox driver');
     // Running a gVisor server's code as a plain process would silently drop the isolation it asked for.
     if (spec.runtime !== undefined && spec.runtime !== 'runc')
       throw new McphostError(

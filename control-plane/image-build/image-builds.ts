@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type Dockerode from 'dockerode';
-import { McphostError } from '../../errors.js';
+import { McphostError } from '../errors.js';
 
 /** Options of one image build. */
 export interface BuildImageOptions {

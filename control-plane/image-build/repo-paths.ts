@@ -1,7 +1,7 @@
 /**
  * Where the runner image's ingredients live. Resolved from this file's own
  * location by walking up to the repository root, so it works both under tsx
- * (control-plane/sandbox/image/) and compiled (dist/control-plane/sandbox/image/).
+ * (control-plane/image-build/) and compiled (dist/control-plane/image-build/).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -7,10 +7,10 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type Dockerode from 'dockerode';
-import { McphostError } from '../../errors.js';
+import { McphostError } from '../errors.js';
 import { packBuildContext, type ContextEntry } from './build-context.js';
 import { buildImage, imageExists, messageOf } from './image-builds.js';
-import { RUNNER_USER } from './harness-command.js';
+import { RUNNER_USER } from '../sandbox/index.js';
 
 const run = promisify(execFile);
 

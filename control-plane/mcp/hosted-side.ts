@@ -7,28 +7,15 @@
  * MCP endpoint. The Host header is never echoed: it is the caller's text.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller } from '../invocation/tool-invoker.js';
-import type { McpEndpoint } from '../mcp/mcp-endpoint.js';
 import { McphostError } from '../errors.js';
-import { quotaKeyOf } from '../mcp/caller-identity.js';
-import { sendJsonRpcError, sendJsonRpcRefusal } from '../mcp/mcp-endpoint.js';
-import type { RateDecision } from '../mcp/rate-limiter.js';
-import type { RateLimit, ServerRecord } from '../store/records.js';
-import { sendJson } from './error-response.js';
-import { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
-import { setRoute } from './request-context.js';
-
-/** The RFC 6750 error of a refusal, or `missing_token` when none was sent. */
-function refusalReason(req: IncomingMessage, body: unknown): string {
-  if (req.headers.authorization === undefined) return 'missing_token';
-  const error = (body as { error?: unknown } | null)?.error;
-  return typeof error === 'string' ? error : 'refused';
-}
-
-/** The outcome of checking a request's credentials for one hosted server. */
-export type Authentication =
-  | { ok: true; caller: Caller }
-  | { ok: false; status: number; headers: Record<string, string>; body: unknown };
+import type { Authentication } from '../http/index.js';
+import { sendError, sendJson, sendJsonRpcError } from '../http/index.js';
+import { corsHeaders, decideOrigin, preflightHeaders } from '../http/index.js';
+import { setRoute } from '../http/index.js';
+import type { RateLimit, ServerRecord } from '../store/index.js';
+import { quotaKeyOf } from './caller-identity.js';
+import type { McpEndpoint } from './mcp-endpoint.js';
+import type { RateDecision } from './rate-limiter.js';
 
 export interface HostedSideOptions {
   /** The server of a subdomain, from the in-memory cache. */
@@ -71,9 +58,7 @@ export function createHostedSide(options: HostedSideOptions) {
     );
     if (!server) {
       // The subdomain is the caller's own text (`evil@…`, markup): never echoed.
-      sendJson(res, 404, {
-        error: { code: 'ERR_NOT_FOUND', message: 'no server at this address' },
-      });
+      sendError(res, new McphostError('ERR_NOT_FOUND', 'no server at this address'));
       return;
     }
     if (
@@ -88,9 +73,7 @@ export function createHostedSide(options: HostedSideOptions) {
       return;
     }
     if (url.pathname !== '/mcp') {
-      sendJson(res, 404, {
-        error: { code: 'ERR_NOT_FOUND', message: `no such path: ${url.pathname}` },
-      });
+      sendError(res, new McphostError('ERR_NOT_FOUND', `no such path: ${url.pathname}`));
       return;
     }
     // Responses differ by Origin: caches must key on it.
@@ -99,7 +82,7 @@ export function createHostedSide(options: HostedSideOptions) {
     if (origin.kind === 'forbidden') {
       options.onRefused(subdomain, 'origin');
       req.resume();
-      sendJsonRpcRefusal(
+      sendJsonRpcError(
         res,
         new McphostError('ERR_FORBIDDEN', 'Forbidden: this origin may not call this server'),
       );
@@ -123,12 +106,15 @@ export function createHostedSide(options: HostedSideOptions) {
       }
     }
     if (!server.active) {
-      sendJsonRpcError(res, 503, -32000, `server "${subdomain}" is deactivated`);
+      sendJsonRpcError(
+        res,
+        new McphostError('ERR_SERVER_INACTIVE', `server "${subdomain}" is deactivated`),
+      );
       return;
     }
     const authentication = await options.authenticate(server, req, url);
     if (!authentication.ok) {
-      options.onAuthFailure(refusalReason(req, authentication.body));
+      options.onAuthFailure(authentication.reason);
       req.resume();
       sendJson(res, authentication.status, authentication.body, authentication.headers);
       return;
@@ -142,7 +128,7 @@ export function createHostedSide(options: HostedSideOptions) {
     if (limit && !decision.allowed) {
       options.onRefused(subdomain, 'rate');
       req.resume();
-      sendJsonRpcRefusal(
+      sendJsonRpcError(
         res,
         new McphostError(
           'ERR_RATE_LIMITED',

@@ -9,16 +9,16 @@
  * holding the host's own node (works with no registry at all); `auto` (the
  * default) uses the Node image when the engine already has it, else a runner
  * already built on the local base, else tries the registry for a short while,
- * else falls back to local and says why. The environment variable
- * RUNNER_BASE (the control plane's setting) or MCPHOST_RUNNER_BASE (auto|registry|local)
- * only changes the default of `base`.
+ * else falls back to local and says why. The base is the caller's to give:
+ * RUNNER_BASE is a setting of the configuration table (`readSetting('runnerBase')`
+ * outside the control plane); nothing here reads the environment.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { z } from 'zod';
-import { McphostError } from '../../errors.js';
+import { McphostError } from '../errors.js';
 import { packBuildContext } from './build-context.js';
 import { buildImage, imageExists, messageOf, pullImage } from './image-builds.js';
 import { ensureLocalNodeBase } from './local-node-base.js';
@@ -38,8 +38,8 @@ export const RUNNER_IMAGE_REPOSITORY = 'mcphost-runner';
 export interface EnsureRunnerImageOptions {
   /** Engine to build on; default `new Dockerode()` (DOCKER_HOST or /var/run/docker.sock). */
   docker?: Dockerode;
-  /** Base choice; default RUNNER_BASE or MCPHOST_RUNNER_BASE from `env`, else `auto`. */
-  base?: RunnerBase;
+  /** Where the runner's Node comes from: RUNNER_BASE. */
+  base: RunnerBase;
   /** Node image for the registry path; default `node:22-slim`. */
   nodeImage?: string;
   /** Folder holding harness.mjs and lodash.min.js; default `<repo>/dist/runner`. */
@@ -48,12 +48,10 @@ export interface EnsureRunnerImageOptions {
   registryTimeoutMs?: number;
   /** Receives progress and decisions, one line each; default: dropped. */
   log?: (line: string) => void;
-  /** Environment the default of `base` is read from; default `process.env`. */
-  env?: Record<string, string | undefined>;
 }
 
 const OptionsSchema = z.object({
-  base: RunnerBase.optional(),
+  base: RunnerBase,
   nodeImage: z.string().min(1).optional(),
   harnessDir: z.string().min(1).optional(),
   registryTimeoutMs: z.number().int().nonnegative().optional(),
@@ -74,11 +72,11 @@ interface ResolvedBase {
 }
 
 /** Ensures the runner image exists (building it if needed) and returns its tag. */
-export async function ensureRunnerImage(options: EnsureRunnerImageOptions = {}): Promise<string> {
+export async function ensureRunnerImage(options: EnsureRunnerImageOptions): Promise<string> {
   const parsed = OptionsSchema.safeParse(options);
   if (!parsed.success)
     throw new TypeError(`ensureRunnerImage: ${parsed.error.issues[0]?.message ?? 'bad options'}`);
-  const base = options.base ?? defaultBase(options.env ?? process.env);
+  const base = parsed.data.base;
   const docker = options.docker ?? new Dockerode();
   const log = options.log ?? (() => {});
   const nodeImage = options.nodeImage ?? DEFAULT_NODE_IMAGE;
@@ -116,17 +114,6 @@ export async function ensureRunnerImage(options: EnsureRunnerImageOptions = {}):
   });
   log(`built ${tag}`);
   return tag;
-}
-
-/** The base named by RUNNER_BASE or MCPHOST_RUNNER_BASE, else `auto`; anything else is a configuration error. */
-function defaultBase(env: Record<string, string | undefined>): RunnerBase {
-  const named = env.RUNNER_BASE ?? env.MCPHOST_RUNNER_BASE;
-  const parsed = RunnerBase.safeParse(named ?? 'auto');
-  if (parsed.success) return parsed.data;
-  throw new McphostError(
-    'ERR_CONFIG',
-    `${env.RUNNER_BASE !== undefined ? 'RUNNER_BASE' : 'MCPHOST_RUNNER_BASE'} must be auto, registry or local, got "${named}"`,
-  );
 }
 
 /** The content-addressed tag for these ingredients on this base. */

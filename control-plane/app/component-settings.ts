@@ -1,0 +1,74 @@
+/**
+ * The configuration handed to the parts that take it as options: the
+ * sandbox's invocation limits and pool defaults, the broker's limits. The
+ * parts write no default of their own; these functions are the one mapping
+ * from the configuration table to their options, used by the composition root
+ * and by tests and benchmarks that want the defaults (`defaultConfig()`).
+ */
+import { DEFAULT_MAX_LINE_BYTES } from '../../src/protocol/index.js';
+import type { BrokerOptions } from '../broker/index.js';
+import type { Config } from '../config.js';
+import type { InvocationLimits, PoolCaps, PoolDefaults } from '../sandbox/index.js';
+
+/** The service limits every tool starts from (TOOL_*). */
+export function invocationLimitsFrom(config: Config): InvocationLimits {
+  return {
+    timeoutMs: config.toolTimeoutMs,
+    memoryMb: config.toolMemoryMb,
+    cpus: config.toolCpus,
+    pids: config.toolPids,
+    maxResultBytes: config.toolMaxResultBytes,
+    maxLogBytes: config.toolMaxLogBytes,
+    maxLogEntries: config.toolMaxLogEntries,
+  };
+}
+
+/** What every warm pool starts from (POOL_*, RUNNER_STARTUP_TIMEOUT_MS, TOOL_*). */
+export function poolDefaultsFrom(config: Config): PoolDefaults {
+  return {
+    minWarm: config.poolMinWarm,
+    maxSize: config.poolMaxSize,
+    maxInvocationsPerContainer: config.poolMaxInvocations,
+    heapRetireShare: config.poolHeapRetireShare,
+    idleTtlMs: config.poolIdleTtlMs,
+    maxQueue: config.poolMaxQueue,
+    queueTimeoutMs: config.poolQueueTimeoutMs,
+    startupTimeoutMs: config.runnerStartupTimeoutMs,
+    timeoutGraceMs: config.toolTimeoutGraceMs,
+    // The protocol's line limit, which the harness reads with too: not a setting.
+    maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+    maxConcurrentCalls: config.toolMaxConcurrentCalls,
+    limits: invocationLimitsFrom(config),
+  };
+}
+
+/** The caps an admin's pool sizes must fit; `maxTotal` is the budget in force (see pool-budget.ts). */
+export function poolCapsFrom(config: Config, maxTotal: number): PoolCaps {
+  return {
+    maxSizePerPool: config.poolMaxSizeCap,
+    maxTotal,
+    serverShare: config.poolServerShare,
+  };
+}
+
+/** The broker's sdk.http and sdk.db limits (HTTP_EGRESS_*, DB_*). */
+export function brokerLimitsFrom(config: Config): Pick<BrokerOptions, 'http' | 'db'> {
+  return {
+    http: {
+      // One setting bounds both: a connection that takes the whole time leaves none for the answer anyway.
+      connectTimeoutMs: config.httpEgressTimeoutMs,
+      totalTimeoutMs: config.httpEgressTimeoutMs,
+      maxResponseBytes: config.httpEgressMaxBytes,
+      maxRedirects: config.httpEgressMaxRedirects,
+      connectionsPerServerOrigin: config.httpEgressConnectionsPerServer,
+      agentIdleMs: config.httpEgressAgentIdleMs,
+    },
+    db: {
+      maxConnectionsPerKey: config.dbPoolMaxPerKey,
+      maxConnectionsTotal: config.dbPoolMaxTotal,
+      idleMs: config.dbPoolIdleMs,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+    },
+  };
+}

@@ -1,0 +1,14 @@
+/**
+ * The public face of http/: what other folders may import (eslint.config.js holds the rule).
+ */
+export type { Authentication } from './authentication.js';
+export { sendError, sendJson, sendJsonRpcError } from './error-response.js';
+export { startListeners } from './http-listeners.js';
+export type { Listeners } from './http-listeners.js';
+export { OAuthGate } from './oauth-gate.js';
+export { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
+export { parseJsonBody, readBody } from './read-body.js';
+export { requestIdFromHeaders, requestIdOf, setRoute } from './request-context.js';
+export { Router } from './router.js';
+export type { RouteContext } from './router.js';
+export { parseInput } from './validate.js';

@@ -1,0 +1,8 @@
+/**
+ * The public face of mcp/: what other folders may import (eslint.config.js holds the rule).
+ */
+export { createHostedMcpServer } from './hosted-mcp-server.js';
+export { createHostedSide } from './hosted-side.js';
+export { McpEndpoint } from './mcp-endpoint.js';
+export { RateLimiter } from './rate-limiter.js';
+export { SessionRegistry } from './session-registry.js';

@@ -1,0 +1,114 @@
+/**
+ * One HTTP response of the Streamable HTTP transport, written on Node's
+ * `ServerResponse` directly (no web Request/Response conversion: that cost
+ * ~0.65 ms a request here).
+ *
+ * The answer to a POST starts undecided: when the only thing the server sends
+ * is the response, it goes out as plain `application/json` (the cheapest for
+ * every client); the first message sent before it — a log line, progress, a
+ * server→client request such as elicitation — turns the response into an SSE
+ * stream, as the specification allows for any request. A response that has
+ * sent nothing for `keepAliveMs` turns into a stream too and then carries a
+ * comment every `keepAliveMs`, so proxies and idle timeouts do not cut a long
+ * call. A GET stream is an SSE stream from the start.
+ */
+import type { ServerResponse } from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // Reverse proxies must pass events on as they come, not buffer them.
+  'x-accel-buffering': 'no',
+} as const;
+
+export class ResponseStream {
+  readonly #res: ServerResponse;
+  readonly #sessionId: string;
+  readonly #keepAliveMs: number;
+  #mode: 'undecided' | 'sse' | 'ended' = 'undecided';
+  #keepAlive: NodeJS.Timeout | undefined;
+
+  /** `onGone` runs once when the client goes away before the response ended. */
+  constructor(res: ServerResponse, sessionId: string, keepAliveMs: number, onGone: () => void) {
+    this.#res = res;
+    this.#sessionId = sessionId;
+    this.#keepAliveMs = keepAliveMs;
+    res.once('close', () => {
+      if (this.#mode === 'ended') return;
+      this.#stop();
+      onGone();
+    });
+    this.#keepAlive = setTimeout(() => this.#startSse(), keepAliveMs).unref();
+  }
+
+  /** A GET stream: SSE at once. */
+  static eventStream(
+    res: ServerResponse,
+    sessionId: string,
+    keepAliveMs: number,
+    onGone: () => void,
+  ): ResponseStream {
+    const stream = new ResponseStream(res, sessionId, keepAliveMs, onGone);
+    stream.#startSse();
+    return stream;
+  }
+
+  get ended(): boolean {
+    return this.#mode === 'ended';
+  }
+
+  /** Sends a message before the final answer (turns the response into a stream). */
+  send(message: JSONRPCMessage): void {
+    if (this.#mode === 'ended') return;
+    if (this.#mode === 'undecided') this.#startSse();
+    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** Sends the final answer — one response, or the responses of a batch — and ends. */
+  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined): void {
+    if (this.#mode === 'ended') return;
+    if (this.#mode === 'undecided' && answer !== undefined) {
+      this.#stop();
+      const text = JSON.stringify(answer);
+      this.#res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+        'mcp-session-id': this.#sessionId,
+      });
+      this.#res.end(text);
+      return;
+    }
+    for (const message of answer === undefined ? [] : [answer].flat()) this.send(message);
+    // Nothing to answer (every request was cancelled): an empty stream ends the POST.
+    if (this.#mode === 'undecided') this.#startSse();
+    this.#stop();
+    this.#res.end();
+  }
+
+  /** Ends the response where it stands (session closed, stream replaced). */
+  end(): void {
+    if (this.#mode === 'ended') return;
+    if (this.#mode === 'undecided') this.#startSse();
+    this.#stop();
+    this.#res.end();
+  }
+
+  #startSse(): void {
+    if (this.#mode !== 'undecided') return;
+    this.#mode = 'sse';
+    this.#res.writeHead(200, { ...SSE_HEADERS, 'mcp-session-id': this.#sessionId });
+    // Headers go out now: a client sees the stream open before the first event.
+    this.#res.flushHeaders();
+    clearTimeout(this.#keepAlive);
+    this.#keepAlive = setInterval(() => this.#res.write(': keepalive\n\n'), this.#keepAliveMs);
+    this.#keepAlive.unref();
+  }
+
+  #stop(): void {
+    this.#mode = 'ended';
+    clearTimeout(this.#keepAlive);
+    clearInterval(this.#keepAlive);
+  }
+}

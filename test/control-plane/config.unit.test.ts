@@ -1,0 +1,91 @@
+/**
+ * The configuration table is the one place a default is written: the parts
+ * get every value from it (through app/component-settings.ts), tests and
+ * scripts ask it for "the defaults", and an old variable name still counts.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  brokerLimitsFrom,
+  invocationLimitsFrom,
+  poolDefaultsFrom,
+} from '../../control-plane/app/component-settings.js';
+import {
+  CONFIG_TABLE,
+  defaultConfig,
+  loadConfig,
+  readSetting,
+} from '../../control-plane/config.js';
+
+const NO_DOTENV = '/nonexistent/.env';
+
+describe('defaultConfig', () => {
+  it('is the configuration with nothing set, frozen', () => {
+    const defaults = defaultConfig();
+    expect(defaults).toEqual(loadConfig({}, NO_DOTENV));
+    expect(Object.isFrozen(defaults)).toBe(true);
+  });
+
+  it('gives each part the table defaults, and a configured value wins', () => {
+    const defaults = defaultConfig();
+    // Spot checks against the table's own text, not numbers written here.
+    expect(invocationLimitsFrom(defaults).timeoutMs).toBe(
+      Number(CONFIG_TABLE.toolTimeoutMs.default),
+    );
+    expect(invocationLimitsFrom(defaults).maxLogBytes).toBe(
+      Number(CONFIG_TABLE.toolMaxLogBytes.default),
+    );
+    expect(poolDefaultsFrom(defaults)).toMatchObject({
+      maxQueue: Number(CONFIG_TABLE.poolMaxQueue.default),
+      queueTimeoutMs: Number(CONFIG_TABLE.poolQueueTimeoutMs.default),
+      startupTimeoutMs: Number(CONFIG_TABLE.runnerStartupTimeoutMs.default),
+      timeoutGraceMs: Number(CONFIG_TABLE.toolTimeoutGraceMs.default),
+    });
+    expect(brokerLimitsFrom(defaults).db.statementTimeoutMs).toBe(
+      Number(CONFIG_TABLE.dbStatementTimeoutMs.default),
+    );
+
+    const configured = loadConfig(
+      { TOOL_TIMEOUT_GRACE_MS: '0', DB_CONNECT_TIMEOUT_MS: '1234', HTTP_EGRESS_TIMEOUT_MS: '99' },
+      NO_DOTENV,
+    );
+    // 0 is a value, never "unset".
+    expect(poolDefaultsFrom(configured).timeoutGraceMs).toBe(0);
+    expect(brokerLimitsFrom(configured).db.connectTimeoutMs).toBe(1234);
+    expect(brokerLimitsFrom(configured).http).toMatchObject({
+      connectTimeoutMs: 99,
+      totalTimeoutMs: 99,
+    });
+  });
+});
+
+describe('readSetting', () => {
+  it('reads one variable from the given environment, else the default', () => {
+    expect(readSetting('runnerBase', {})).toBe(CONFIG_TABLE.runnerBase.default);
+    expect(readSetting('runnerBase', { RUNNER_BASE: 'registry' })).toBe('registry');
+    // An empty value is unset, as at boot.
+    expect(readSetting('runnerBase', { RUNNER_BASE: '' })).toBe('auto');
+  });
+
+  it('still reads MCPHOST_RUNNER_BASE, the former name, below RUNNER_BASE', () => {
+    expect(readSetting('runnerBase', { MCPHOST_RUNNER_BASE: 'local' })).toBe('local');
+    expect(
+      readSetting('runnerBase', { RUNNER_BASE: 'registry', MCPHOST_RUNNER_BASE: 'local' }),
+    ).toBe('registry');
+    expect(loadConfig({ MCPHOST_RUNNER_BASE: 'local' }, NO_DOTENV).runnerBase).toBe('local');
+  });
+
+  it('refuses a bad value with ERR_CONFIG naming the variable that gave it', () => {
+    expect(() => readSetting('runnerBase', { MCPHOST_RUNNER_BASE: 'cloud' })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_CONFIG',
+        message: expect.stringMatching(/^invalid configuration: MCPHOST_RUNNER_BASE="cloud": /),
+      }),
+    );
+    expect(() => readSetting('runnerBase', { RUNNER_BASE: 'cloud' })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_CONFIG',
+        message: expect.stringContaining('RUNNER_BASE="cloud"'),
+      }),
+    );
+  });
+});

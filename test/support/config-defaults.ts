@@ -1,0 +1,35 @@
+/**
+ * The configuration table's defaults in the shapes the parts take them. A
+ * test that needs "the defaults" starts from these — the same table the
+ * control plane boots from — never from numbers of its own.
+ */
+import {
+  brokerLimitsFrom,
+  invocationLimitsFrom,
+  poolDefaultsFrom,
+} from '../../control-plane/app/component-settings.js';
+import { defaultConfig } from '../../control-plane/config.js';
+import type {
+  InvocationLimits,
+  PoolCaps,
+  PoolDefaults,
+} from '../../control-plane/sandbox/index.js';
+
+/** Every setting at its default. */
+export const DEFAULT_CONFIG = defaultConfig();
+
+/** The service limits every tool starts from (TOOL_*). */
+export const DEFAULT_INVOCATION_LIMITS: Readonly<InvocationLimits> = Object.freeze(
+  invocationLimitsFrom(DEFAULT_CONFIG),
+);
+
+/** What every warm pool starts from (POOL_*, RUNNER_STARTUP_TIMEOUT_MS, TOOL_*). */
+export const DEFAULT_POOL_DEFAULTS: Readonly<PoolDefaults> = Object.freeze(
+  poolDefaultsFrom(DEFAULT_CONFIG),
+);
+
+/** A server's default share of the container budget (POOL_SERVER_SHARE). */
+export const DEFAULT_SERVER_SHARE: PoolCaps['serverShare'] = DEFAULT_CONFIG.poolServerShare;
+
+/** The broker's sdk.http and sdk.db limits (HTTP_EGRESS_*, DB_*). */
+export const DEFAULT_BROKER_LIMITS = brokerLimitsFrom(DEFAULT_CONFIG);
