@@ -5,24 +5,46 @@
 import type { IncomingMessage } from 'node:http';
 import { McphostError } from '../errors.js';
 
-/** Reads the whole body; fails with ERR_PAYLOAD_TOO_LARGE past `maxBytes`. */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+/**
+ * Reads the whole body; fails with ERR_PAYLOAD_TOO_LARGE past `maxBytes`.
+ * Events rather than `for await`: the async iterator costs ~20 µs a request,
+ * a tenth of a warm MCP call's time in the control plane.
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume();
-    throw new BodyTooLarge(maxBytes);
+    return Promise.reject(new BodyTooLarge(maxBytes));
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) {
+        chunks.push(chunk);
+        return;
+      }
+      // Past the limit: keep draining (so the answer can be sent), keep nothing.
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
       req.resume();
-      throw new BodyTooLarge(maxBytes);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+      reject(new BodyTooLarge(maxBytes));
+    };
+    const onEnd = () => {
+      req.off('error', onError);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      reject(error);
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+  });
 }
 
 /** A body over the limit (413). */

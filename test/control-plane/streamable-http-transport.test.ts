@@ -411,6 +411,32 @@ describe('malformed requests', () => {
       'ERR_METHOD_NOT_ALLOWED',
     ],
   ];
+  const oversized = JSON.stringify({ ...call(1, 'quick'), padding: 'x'.repeat(70 * 1024) });
+  cases.push(
+    [
+      'a body over the limit',
+      () => post(undefined, oversized),
+      413,
+      -32000,
+      'ERR_PAYLOAD_TOO_LARGE',
+    ],
+    [
+      'a chunked body over the limit (no Content-Length)',
+      () =>
+        fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: new Blob([oversized]).stream(),
+          duplex: 'half',
+        } as RequestInit),
+      413,
+      -32000,
+      'ERR_PAYLOAD_TOO_LARGE',
+    ],
+  );
   it.each(cases)('answers %s with %i and JSON-RPC %i', async (_, send, status, code, stable) => {
     const response = await send();
     expect(response.status).toBe(status);
