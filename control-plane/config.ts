@@ -17,6 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { McphostError } from './errors.js';
+import { describeProblems } from './validation-problems.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -462,7 +463,7 @@ function parseEntry(
   const shown = SECRET_VARIABLES.has(item.env) ? '(value hidden)' : JSON.stringify(given);
   return {
     ok: false,
-    problem: `${name}=${shown}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    problem: `${name}=${shown}: ${describeProblems(parsed.error)}`,
   };
 }
 

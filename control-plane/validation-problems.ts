@@ -33,3 +33,8 @@ export function summariseProblems(
     .map((problem) => (problem.path ? `${problem.path}: ${problem.message}` : problem.message))
     .join('; ');
 }
+
+/** A failed parse in one line (`path: message; …`), for option checks and log lines. */
+export function describeProblems(error: z.ZodError): string {
+  return summariseProblems(validationProblems(error));
+}

@@ -29,6 +29,7 @@ import {
 } from '../control-plane/image-build/index.js';
 import { RUNNER_USER } from '../control-plane/sandbox/index.js';
 import { exitWithFailure } from './file-times.js';
+import { describeProblems } from '../control-plane/validation-problems.js';
 
 const run = promisify(execFile);
 
@@ -76,9 +77,7 @@ export async function buildControlPlaneImage(
 ): Promise<string> {
   const parsed = OptionsSchema.safeParse(options);
   if (!parsed.success)
-    throw new TypeError(
-      `buildControlPlaneImage: ${parsed.error.issues[0]?.message ?? 'bad options'}`,
-    );
+    throw new TypeError(`buildControlPlaneImage: ${describeProblems(parsed.error)}`);
   const docker = options.docker ?? new Dockerode();
   const log = options.log ?? (() => {});
   const tag = options.tag ?? CONTROL_PLANE_IMAGE;

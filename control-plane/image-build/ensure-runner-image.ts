@@ -23,6 +23,7 @@ import { packBuildContext } from './build-context.js';
 import { buildImage, imageExists, messageOf, pullImage } from './image-builds.js';
 import { ensureLocalNodeBase } from './local-node-base.js';
 import { defaultHarnessDir, runnerDockerfilePath } from './repo-paths.js';
+import { describeProblems } from '../validation-problems.js';
 
 /** Where the runner's Node comes from. */
 export const RunnerBase = z.enum(['auto', 'registry', 'local']);
@@ -74,8 +75,7 @@ interface ResolvedBase {
 /** Ensures the runner image exists (building it if needed) and returns its tag. */
 export async function ensureRunnerImage(options: EnsureRunnerImageOptions): Promise<string> {
   const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success)
-    throw new TypeError(`ensureRunnerImage: ${parsed.error.issues[0]?.message ?? 'bad options'}`);
+  if (!parsed.success) throw new TypeError(`ensureRunnerImage: ${describeProblems(parsed.error)}`);
   const base = parsed.data.base;
   const docker = options.docker ?? new Dockerode();
   const log = options.log ?? (() => {});

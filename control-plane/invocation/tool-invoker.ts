@@ -20,6 +20,7 @@ import type { BrokerCallContext } from '../broker/index.js';
 import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
 import { checkArguments } from './arguments.js';
 import { createRedactor } from './redact.js';
+import { describeProblems } from '../validation-problems.js';
 
 /** Who made a call, as recorded in the invocation log (never a token). */
 export type Caller =
@@ -116,9 +117,8 @@ export class ToolInvoker {
     // Tools' and servers' own limits are validated when saved: with these, every merge is valid.
     const checked = InvocationLimitsSchema.safeParse(defaults);
     if (!checked.success) {
-      const issue = checked.error.issues[0];
       throw new TypeError(
-        `ToolInvoker: invalid default limits: ${issue?.path.join('.')}: ${issue?.message}`,
+        `ToolInvoker: invalid default limits: ${describeProblems(checked.error)}`,
       );
     }
     this.#ports = ports;

@@ -20,6 +20,7 @@ import {
   PLANE_LABEL,
 } from './hardened-container-config.js';
 import { DEFAULT_STDERR_TAIL_BYTES } from '../stderr-tail.js';
+import { describeProblems } from '../../validation-problems.js';
 
 /** Options of {@link DockerSandbox}. */
 export interface DockerSandboxOptions {
@@ -77,8 +78,7 @@ export class DockerSandbox implements SandboxDriver {
 
   constructor(options: DockerSandboxOptions) {
     const parsed = OptionsSchema.safeParse(options);
-    if (!parsed.success)
-      throw new TypeError(`DockerSandbox: ${parsed.error.issues[0]?.message ?? 'bad options'}`);
+    if (!parsed.success) throw new TypeError(`DockerSandbox: ${describeProblems(parsed.error)}`);
     this.#client =
       options.client ?? new DockerodeContainerClient(options.docker ?? new Dockerode());
     this.#settings = {
@@ -100,7 +100,7 @@ export class DockerSandbox implements SandboxDriver {
   async start(spec: SandboxSpec): Promise<SandboxInstance> {
     const checked = SpecSchema.safeParse(spec);
     if (!checked.success)
-      throw new TypeError(`DockerSandbox.start: ${checked.error.issues[0]?.message ?? 'bad spec'}`);
+      throw new TypeError(`DockerSandbox.start: ${describeProblems(checked.error)}`);
     if (this.#closed) throw shuttingDown('the Docker sandbox driver');
     const options = hardenedContainerOptions(spec, {
       ...this.#settings,

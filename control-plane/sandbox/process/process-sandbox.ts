@@ -16,6 +16,7 @@ import { looksLikeHeapExhaustion } from '../faults.js';
 import { shuttingDown } from '../sandbox-errors.js';
 import { harnessNodeFlags } from '../harness-command.js';
 import { StdoutFanout } from '../stdout-fanout.js';
+import { describeProblems } from '../../validation-problems.js';
 
 /** Options of {@link ProcessSandbox}. */
 export interface ProcessSandboxOptions {
@@ -52,8 +53,7 @@ export class ProcessSandbox implements SandboxDriver {
 
   constructor(options: ProcessSandboxOptions) {
     const parsed = OptionsSchema.safeParse(options);
-    if (!parsed.success)
-      throw new TypeError(`ProcessSandbox: ${parsed.error.issues[0]?.message ?? 'bad options'}`);
+    if (!parsed.success) throw new TypeError(`ProcessSandbox: ${describeProblems(parsed.error)}`);
     this.#harnessPath = join(options.harnessDir, 'harness.mjs');
     this.#nodePath = options.nodePath ?? process.execPath;
     this.#stderrTailBytes = options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES;
