@@ -79,7 +79,7 @@ async function timed(
 }
 
 /** A trivial JSON server on loopback: the HTTP part of the floor. */
-async function startTrivialServer(): Promise<{ url: string; server: Server }> {
+export async function startTrivialServer(): Promise<{ url: string; server: Server }> {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { ok: true } });
   const server = createServer((req, res) => {
     req.resume();
