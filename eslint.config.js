@@ -12,6 +12,15 @@ function boundary(up) {
   };
 }
 
+/** Refuses `<up>src/<folder>/file.js` unless the file is `index.js` (the shared contract's face). */
+function shared(up) {
+  const escaped = up.replaceAll('.', '\\.');
+  return {
+    regex: `^${escaped}src/[^/]+/(?!index\\.js$).+`,
+    message: "import the shared contract through its index, e.g. '../../src/protocol/index.js'",
+  };
+}
+
 export default tseslint.config(
   // Hostile fixtures are tool bodies that misbehave on purpose, not project code.
   {
@@ -48,26 +57,37 @@ export default tseslint.config(
     rules: { 'no-undef': 'error', strict: ['error', 'function'] },
   },
   {
+    // The top-level files (main.ts, config.ts, errors.ts…) use folders through
+    // their index.ts too.
+    files: ['control-plane/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [boundary('./'), shared('../')] }],
+    },
+  },
+  {
     // Each control-plane folder is used through its index.ts (its public face):
     // an import that reaches into another folder's files is refused. Within a
     // folder, files import each other freely. (Tests and benches may reach in.)
     files: ['control-plane/*/*.ts'],
     ignores: ['control-plane/dashboard/src/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [boundary('../')] }],
+      'no-restricted-imports': ['error', { patterns: [boundary('../'), shared('../../')] }],
     },
   },
   {
     files: ['control-plane/*/*/*.ts'],
     ignores: ['control-plane/dashboard/src/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [boundary('../../')] }],
+      'no-restricted-imports': ['error', { patterns: [boundary('../../'), shared('../../../')] }],
     },
   },
   {
     files: ['control-plane/*/*/*/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [boundary('../../../')] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [boundary('../../../'), shared('../../../../')] },
+      ],
     },
   },
   {

@@ -74,6 +74,7 @@ export async function runMcpLayerBench(report: (line: string) => void): Promise<
         version: 'bench',
         subdomain,
         caller,
+        onInternalError: (error) => console.error(error),
       }),
   });
   const server = createServer((req, res) => {

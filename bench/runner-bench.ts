@@ -27,6 +27,7 @@ import { defaultConfig, readSetting } from '../control-plane/config.js';
 import { SandboxManager } from '../control-plane/sandbox/sandbox-manager.js';
 import { lineEcho } from './raw-echo.js';
 import { percentile } from './stats.js';
+import { poolBudget } from '../control-plane/app/pool-budget.js';
 
 /** Figures of one run, in milliseconds unless the name says otherwise. */
 export interface RunnerBenchFigures {
@@ -123,6 +124,7 @@ export async function runRunnerBench(
       limits: LIMITS,
     },
     generic: { size: 0 },
+    startConcurrency: poolBudget(defaultConfig()).startConcurrency,
     caps: { maxSizePerPool: 64, maxTotal: 80, serverShare: defaultConfig().poolServerShare },
   });
   await sandbox.start();

@@ -4,3 +4,4 @@
 export { createAdminApi } from './admin-api.js';
 export type { AdminContext } from './admin-context.js';
 export { AdminToken } from './admin-token.js';
+export type { ServerView } from './server-view.js';

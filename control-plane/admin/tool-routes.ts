@@ -83,7 +83,7 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
     });
     // The tool ran (or was refused) as a client's call would be: 200 with ok/error.
     // When mcphost itself could not run it (no capacity, engine down), its status says so.
-    const status = result.ok ? 200 : couldNotRunStatus(result.error?.code);
+    const status = result.ok ? 200 : couldNotRunStatus(result.error.code);
     sendJson(res, status, {
       ok: result.ok,
       ...(result.ok ? { result: result.value } : { error: result.error }),
@@ -114,7 +114,7 @@ async function requireTool(
  * not run the tool (an infrastructure failure answered with 503: no capacity,
  * engine down, shutting down), else 200 — the tool ran, and failing is its answer.
  */
-function couldNotRunStatus(code: string | undefined): number {
-  const spec = errorSpecOf(code ?? 'ERR_INTERNAL');
+function couldNotRunStatus(code: string): number {
+  const spec = errorSpecOf(code);
   return spec.infrastructure && spec.status === 503 ? spec.status : 200;
 }

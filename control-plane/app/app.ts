@@ -169,7 +169,15 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       sessions,
       maxBodyBytes: config.maxBodyBytes,
       serverFor: (subdomain, caller) =>
-        createHostedMcpServer({ catalog: cache, invoker, version: VERSION, subdomain, caller }),
+        createHostedMcpServer({
+          catalog: cache,
+          invoker,
+          version: VERSION,
+          subdomain,
+          caller,
+          onInternalError: (error) =>
+            log.error({ err: error, component: 'mcp', server: subdomain }, 'tools/call failed'),
+        }),
       onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
     // Rate limits are shared out among the replicas alive (PostgreSQL), see rate-limiter.ts.

@@ -14,6 +14,7 @@ import { EgressPolicy } from './egress/egress-policy.js';
 import { systemLookup, type HostLookup } from './egress/checked-resolver.js';
 import { performHttpRequest, type HttpLimits } from './http/http-client.js';
 import { ServerAgents } from './http/server-agents.js';
+import { describeProblems } from '../validation-problems.js';
 
 /** What the broker learns about each call besides its arguments (the invoker supplies it). */
 export interface BrokerCallContext {
@@ -106,7 +107,7 @@ export class Broker {
       throw new TypeError('Broker: options.egress must be an EgressPolicy');
     const parsed = LimitsSchema.safeParse({ http: options.http, db: options.db });
     if (!parsed.success)
-      throw new TypeError(`Broker: invalid options: ${describeIssues(parsed.error)}`);
+      throw new TypeError(`Broker: invalid options: ${describeProblems(parsed.error)}`);
     const lookup = options.lookup ?? systemLookup;
     this.egress = options.egress;
     this.httpLimits = parsed.data.http;
@@ -196,7 +197,7 @@ function parseArgs<Op extends CallOperation>(
   const parsed = CALL_OPERATIONS[op].safeParse(args);
   if (!parsed.success) {
     const api = op === 'http' ? 'sdk.http' : `sdk.db ${op.slice(3)}`;
-    throw new McphostError('ERR_INVALID_ARGUMENT', `${api}: ${describeIssues(parsed.error)}`);
+    throw new McphostError('ERR_INVALID_ARGUMENT', `${api}: ${describeProblems(parsed.error)}`);
   }
   return parsed.data as z.output<(typeof CALL_OPERATIONS)[Op]>;
 }
@@ -208,12 +209,4 @@ function parseDbArgs<Op extends Exclude<CallOperation, 'http'>>(
 ): z.output<(typeof CALL_OPERATIONS)[Op]> {
   refuseReservedKeys(op, args);
   return parseArgs(op, args);
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) =>
-      issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`,
-    )
-    .join('; ');
 }

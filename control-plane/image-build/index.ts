@@ -4,12 +4,7 @@
  * node), and the parts `scripts/control-plane-image.ts` shares to build the
  * control plane's own image.
  */
-export {
-  ensureRunnerImage,
-  RunnerBase,
-  RUNNER_IMAGE_REPOSITORY,
-  type EnsureRunnerImageOptions,
-} from './ensure-runner-image.js';
+export { ensureRunnerImage, RunnerBase } from './ensure-runner-image.js';
 export { packBuildContext, type ContextEntry } from './build-context.js';
 export { buildImage, messageOf } from './image-builds.js';
 export { ensureLocalNodeBase } from './local-node-base.js';

@@ -20,8 +20,6 @@ import { inputSchemaFor } from '../invocation/index.js';
 import type { InvocableTool } from '../invocation/index.js';
 import { callTool, type ToolCallContext } from './tool-call.js';
 
-export type { ToolCatalog } from './tool-call.js';
-
 export interface HostedServerContext extends ToolCallContext {
   version: string;
 }

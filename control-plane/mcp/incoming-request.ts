@@ -17,6 +17,9 @@ import {
 import { McphostError } from '../errors.js';
 import { readBody } from '../http/index.js';
 
+/** The first protocol version without JSON-RPC batching: one POST, one message. */
+const BATCHLESS_VERSION = '2025-06-18';
+
 /** The messages of one POST; `batch` when the body was an array (protocol versions before 2025-06-18). */
 export interface IncomingPost {
   messages: JSONRPCMessage[];
@@ -73,6 +76,12 @@ export async function readPost(req: IncomingMessage, maxBodyBytes: number): Prom
     throw new McphostError('ERR_PARSE', 'Parse error: Invalid JSON');
   }
   const batch = Array.isArray(body);
+  if (batch && (req.headers['mcp-protocol-version'] ?? '') >= BATCHLESS_VERSION) {
+    throw new McphostError(
+      'ERR_INVALID_REQUEST',
+      `Invalid Request: protocol version ${String(req.headers['mcp-protocol-version'])} has no batches (removed in ${BATCHLESS_VERSION})`,
+    );
+  }
   const items: unknown[] = Array.isArray(body) ? body : [body];
   if (items.length === 0 || items.length > MAX_BATCH_SIZE) {
     throw new McphostError(

@@ -19,7 +19,7 @@ import type { McpSession, SessionRegistry } from './session-registry.js';
 import { StreamableHttpTransport } from './streamable-http-transport.js';
 
 /** Silence on an open response before it turns into a stream with keep-alive comments (the SDK's own interval). */
-export const SSE_KEEP_ALIVE_MS = 15_000;
+const SSE_KEEP_ALIVE_MS = 15_000;
 
 export interface McpEndpointOptions {
   sessions: SessionRegistry;
@@ -93,11 +93,12 @@ export class McpEndpoint {
       res.writeHead(200).end();
       return;
     }
+    const post = await readPost(req, this.#options.maxBodyBytes);
     // Until its response ends, the session is answering a request (a call may be
-    // running): it is neither evicted nor swept.
+    // running): it is neither evicted nor swept. Counted once the body is in, so
+    // a body that never finishes arriving does not pin the session.
     session.running += 1;
     res.once('close', () => (session.running -= 1));
-    const post = await readPost(req, this.#options.maxBodyBytes);
     session.transport.handlePost(req, res, post);
   }
 

@@ -1,7 +1,7 @@
 /**
  * Open MCP sessions: one SDK server and transport each, bound to the hosted
  * server (subdomain) and the caller that opened it. Reusing them is what keeps
- * `tools/call` lean — nothing is built per request. Idle sessions are closed.
+ * `tools/call` cheap — nothing is built per request. Idle sessions are closed.
  *
  * Sessions are a shared resource, so they are partitioned: a caller may hold
  * `maxPerCaller` sessions on one server, a server `maxPerServer`, the service

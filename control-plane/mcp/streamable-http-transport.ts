@@ -1,8 +1,8 @@
 /**
  * The MCP Streamable HTTP transport of one session, on Node's request and
  * response (the SDK's `Transport` interface, so the SDK's `Server`/`Protocol`
- * does dispatch, cancellation, progress, log levels and result validation for
- * every request; this file only moves messages).
+ * does dispatch, cancellation, progress and result validation for every
+ * request; this file only moves messages).
  *
  * - A POST's requests are answered on that POST's response (response-stream.ts:
  *   JSON when only the answer is sent, SSE as soon as anything comes first);
@@ -14,6 +14,9 @@
  * - `notifications/cancelled` ends the cancelled request's response at once
  *   with nothing for that request (the protocol layer sends no response for
  *   it, as the specification says it should not).
+ * - A client that closes a response before its answers cancels those requests:
+ *   with no event store, nothing could ever deliver them.
+ * - A request id still being answered cannot be used again in the session.
  * - Closing the session ends every open response; a request still running gets
  *   an ERR_SESSION_NOT_FOUND error rather than a stream that just stops.
  */
@@ -82,10 +85,21 @@ export class StreamableHttpTransport implements Transport {
           : 'Invalid Request: Only one initialization request is allowed',
       );
     }
+    const requestIds = post.messages.filter(isRequest).map((message) => message.id);
+    // An id still being answered in this session would take over the earlier
+    // request's response (and its cancellation): JSON-RPC ids must be unique.
+    const inUse = requestIds.find(
+      (id, index) => this.#postOf.has(id) || requestIds.indexOf(id) !== index,
+    );
+    if (inUse !== undefined) {
+      throw new McphostError(
+        'ERR_INVALID_REQUEST',
+        `Invalid Request: request id ${JSON.stringify(inUse)} is already in use in this session`,
+      );
+    }
     this.#initialized ||= initializing;
     // The SDK passes these on to handlers as `extra.requestInfo` (the request id lives there).
     const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
-    const requestIds = post.messages.filter(isRequest).map((message) => message.id);
     if (requestIds.length === 0) {
       res.writeHead(202).end();
     } else {
@@ -158,7 +172,7 @@ export class StreamableHttpTransport implements Transport {
   /** The request is answered or cancelled; the response ends once all of its POST's are. */
   #settle(pending: PendingPost, requestId: RequestId): void {
     pending.open.delete(requestId);
-    this.#postOf.delete(requestId);
+    if (this.#postOf.get(requestId) === pending) this.#postOf.delete(requestId);
     if (pending.open.size > 0) return;
     const answers = pending.order.flatMap((id) => pending.answers.get(id) ?? []);
     if (answers.length === 0) pending.stream.finish(undefined);
@@ -168,14 +182,31 @@ export class StreamableHttpTransport implements Transport {
   #cancelled(message: JSONRPCMessage): void {
     const parsed = CancelledNotificationSchema.safeParse(message);
     const requestId = parsed.success ? parsed.data.params.requestId : undefined;
-    const pending = requestId === undefined ? undefined : this.#postOf.get(requestId);
-    if (pending && requestId !== undefined) this.#settle(pending, requestId);
+    // SDK 1.32's protocol ignores a cancellation of id 0 or "" (typescript-sdk
+    // #2283): that handler runs on and answers, so its response stays open for it.
+    if (!requestId) return;
+    const pending = this.#postOf.get(requestId);
+    if (pending) this.#settle(pending, requestId);
   }
 
-  /** The client went away before its answers: later messages for these requests are dropped. */
+  /**
+   * The client went away before its answers. With no event store nothing could
+   * ever deliver them, so the requests are cancelled (their invocations stop,
+   * as the newer specification drafts require of a disconnect). The protocol
+   * layer sends nothing for a cancelled request, so a reused id can never
+   * receive an old call's answer.
+   */
   #forget(pending: PendingPost): void {
-    for (const id of pending.open) this.#postOf.delete(id);
-    pending.open.clear();
+    for (const id of [...pending.open]) {
+      this.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason: 'the client closed the response' },
+      });
+      // An aborted handler sends nothing; id 0 or "" (see #cancelled) still answers,
+      // and keeps its id until then.
+      if (id) this.#settle(pending, id);
+    }
   }
 }
 

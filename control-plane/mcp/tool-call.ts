@@ -15,7 +15,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { LogLevel } from '../../src/protocol/index.js';
-import { McphostError } from '../errors.js';
+import { isMcphostError, McphostError } from '../errors.js';
 import { requestIdFromHeaders } from '../http/index.js';
 import type { Caller, InvocableTool, ToolInvoker } from '../invocation/index.js';
 import { toProtocolError } from './protocol-error.js';
@@ -32,6 +32,8 @@ export interface ToolCallContext {
   caller: Caller;
   catalog: ToolCatalog;
   invoker: ToolInvoker;
+  /** Told of a failure that is a bug (not a McphostError); the client sees ERR_INTERNAL only. */
+  onInternalError(error: unknown): void;
 }
 
 /** What a handler of this session may send and read (the SDK's per-request extra). */
@@ -47,7 +49,7 @@ const LEVEL_OF_CONSOLE: Record<LogLevel, LoggingLevel> = {
 const SEVERITY = new Map(LoggingLevelSchema.options.map((level, index) => [level, index]));
 
 /** True when a line at `level` is sent to a session whose `logging/setLevel` asked for `minimum`. */
-export function isLevelSent(level: LoggingLevel, minimum: LoggingLevel): boolean {
+function isLevelSent(level: LoggingLevel, minimum: LoggingLevel): boolean {
   return SEVERITY.get(level)! >= SEVERITY.get(minimum)!;
 }
 
@@ -63,23 +65,30 @@ export async function callTool(
   if (!tool) {
     throw toProtocolError(new McphostError('ERR_UNKNOWN_TOOL', `Unknown tool: ${name}`));
   }
-  const result = await context.invoker.invoke({
-    tool,
-    args: request.params.arguments,
-    caller: context.caller,
-    requestId: requestIdFromHeaders(extra.requestInfo?.headers),
-    signal: extra.signal,
-    onLog: (entry) => {
-      const level = LEVEL_OF_CONSOLE[entry.level];
-      if (!isLevelSent(level, minimumLevel())) return;
-      // Related to the request, so it travels on this call's own response.
-      void extra
-        .sendNotification({
-          method: 'notifications/message',
-          params: { level, logger: name, data: entry.text },
-        })
-        .catch(() => undefined);
-    },
-  });
+  let result;
+  try {
+    result = await context.invoker.invoke({
+      tool,
+      args: request.params.arguments,
+      caller: context.caller,
+      requestId: requestIdFromHeaders(extra.requestInfo?.headers),
+      signal: extra.signal,
+      onLog: (entry) => {
+        const level = LEVEL_OF_CONSOLE[entry.level];
+        if (!isLevelSent(level, minimumLevel())) return;
+        // Related to the request, so it travels on this call's own response.
+        void extra
+          .sendNotification({
+            method: 'notifications/message',
+            params: { level, logger: name, data: entry.text },
+          })
+          .catch(() => undefined);
+      },
+    });
+  } catch (error) {
+    // The invoker answers a tool's own failures as results; what it throws is ours.
+    if (!isMcphostError(error)) context.onInternalError(error);
+    throw toProtocolError(error);
+  }
   return toCallToolResult(result);
 }

@@ -4,6 +4,7 @@
  * failure as an `isError` result carrying the message and its stable code.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { errorSpecOf, GENERIC_MESSAGE } from '../errors.js';
 import type { InvokeResult } from '../invocation/index.js';
 
 /** Key under `_meta` carrying the stable error code of a failed call. */
@@ -16,12 +17,14 @@ export const ERROR_COLUMN_META_KEY = 'mcphost/column';
 export function toCallToolResult(result: InvokeResult): CallToolResult {
   if (!result.ok) {
     const { error } = result;
-    // The text is the message as thrown (tool authors write it for the user);
-    // where in the code it happened travels beside it.
+    // The text is the message as thrown (tool authors write it for the user)
+    // unless the registry hides its code's messages; where in the code it
+    // happened travels beside it.
     const meta: Record<string, unknown> = { [ERROR_CODE_META_KEY]: error.code };
     if (error.line !== undefined) meta[ERROR_LINE_META_KEY] = error.line;
     if (error.column !== undefined) meta[ERROR_COLUMN_META_KEY] = error.column;
-    return { isError: true, content: [{ type: 'text', text: error.message }], _meta: meta };
+    const text = errorSpecOf(error.code).exposable ? error.message : GENERIC_MESSAGE;
+    return { isError: true, content: [{ type: 'text', text }], _meta: meta };
   }
   const { value } = result;
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };

@@ -17,7 +17,7 @@ import {
   type ResultMessage,
   type WireError,
 } from '../../src/protocol/index.js';
-import { McphostError, isMcphostError } from '../errors.js';
+import { McphostError, errorSpecOf, isMcphostError } from '../errors.js';
 import type { SandboxExit, SandboxInstance } from './driver.js';
 import type { InvocationVerdict, InvokeHooks } from './invocation.js';
 import type { InvocationLimits } from './limits.js';
@@ -350,11 +350,10 @@ export class RunnerConnection {
 
 /** A brokered call's failure as it travels back: wire codes keep theirs, anything else is internal. */
 export function toWireError(error: unknown, operation: string): WireError {
-  if (isMcphostError(error) && WIRE_CODES.has(error.code)) {
+  if (isMcphostError(error) && WIRE_CODES.has(error.code) && errorSpecOf(error.code).exposable) {
     return { code: error.code as ErrorCode, message: error.message.slice(0, 64 * 1024) };
   }
-  if (isMcphostError(error))
-    return { code: 'ERR_INTERNAL', message: error.message.slice(0, 64 * 1024) };
+  // Anything else is ours, and tenant code must not read its detail (hosts, paths).
   return { code: 'ERR_INTERNAL', message: `internal error while performing ${operation}` };
 }
 

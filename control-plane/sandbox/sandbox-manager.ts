@@ -9,7 +9,6 @@
  * cancellation. Tool failures, no capacity and an unavailable engine are
  * outcomes, never exceptions.
  */
-import { availableParallelism } from 'node:os';
 import { McphostError, errorSpecOf, isMcphostError } from '../errors.js';
 import { wasUndelivered } from './runner-connection.js';
 import { asUnavailable, shuttingDown } from './sandbox-errors.js';
@@ -57,8 +56,8 @@ export interface SandboxManagerOptions {
    */
   generic: { size: number };
   caps: PoolCaps;
-  /** Container starts in flight at once; default the number of CPUs here. */
-  startConcurrency?: number;
+  /** Container starts in flight at once (POOL_START_CONCURRENCY, derived in app/pool-budget.ts). */
+  startConcurrency: number;
   /** Milliseconds clock; default `Date.now`. */
   clock?: { now(): number };
   /** Retry delays after the driver fails, in ms: first and largest; default 250 and 10 000. */
@@ -122,7 +121,7 @@ export class SandboxManager {
     const clock = options.clock;
     this.#now = clock ? () => clock.now() : Date.now;
     this.#budget = new ContainerBudget(this.#caps, () => this.#allPools(), this.#now);
-    this.#starts = new StartQueue(options.startConcurrency ?? availableParallelism());
+    this.#starts = new StartQueue(options.startConcurrency);
     this.#events = options.events ?? {};
     this.#retryInitialMs = options.retry?.initialMs ?? 250;
     this.#retryMaxMs = options.retry?.maxMs ?? 10_000;

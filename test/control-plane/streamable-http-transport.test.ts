@@ -24,6 +24,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHostedMcpServer } from '../../control-plane/mcp/hosted-mcp-server.js';
 import { McpEndpoint } from '../../control-plane/mcp/mcp-endpoint.js';
 import { SessionRegistry } from '../../control-plane/mcp/session-registry.js';
 
@@ -96,7 +97,12 @@ function testServer(): Server {
         });
         return text('slow answer');
       case 'forever':
-        await new Promise((resolve) => extra.signal.addEventListener('abort', resolve));
+        await new Promise((resolve) =>
+          extra.signal.addEventListener('abort', () => {
+            noteAborted(extra.signal.reason);
+            resolve(undefined);
+          }),
+        );
         return text('never sent');
       default:
         throw Object.assign(new Error(`Unknown tool: ${request.params.name}`), { code: -32602 });
@@ -297,6 +303,28 @@ describe('cancellation', () => {
     expect(body).not.toContain('"id":7');
   });
 
+  it('cancels a call whose client closed its response (nothing could deliver the answer)', async () => {
+    resetAborted();
+    const session = await rawSession();
+    const controller = new AbortController();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': session.sessionId,
+      },
+      body: JSON.stringify(call(21, 'forever')),
+      signal: controller.signal,
+    });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    controller.abort();
+    expect(await aborted).toBe('the client closed the response');
+    // The id is free again, and a new request under it gets its own answer.
+    const reused = await session.post(call(21, 'quick'));
+    expect(await reused.text()).toContain('quick answer');
+  });
+
   it('lets the SDK client cancel a call with an AbortSignal', async () => {
     resetAborted();
     const client = await connect();
@@ -446,6 +474,34 @@ describe('malformed requests', () => {
     if (status === 405) expect(response.headers.get('allow')).toBe('GET, POST, DELETE');
   });
 
+  it('refuses a request id still in use in the session, and one repeated in a batch', async () => {
+    const session = await rawSession();
+    const running = await session.post(call(11, 'forever'));
+    const again = await session.post(call(11, 'quick'));
+    expect(again.status).toBe(400);
+    expect(
+      ((await again.json()) as { error: { code: number; message: string } }).error,
+    ).toMatchObject({
+      code: -32600,
+      message: 'Invalid Request: request id 11 is already in use in this session',
+    });
+    const batch = await rawSession('2025-03-26');
+    const twice = await batch.post([call(12, 'quick'), call(12, 'quick')]);
+    expect(twice.status).toBe(400);
+    // The first request is still answered: here, by the session's end.
+    await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': session.sessionId } });
+    expect(await running.text()).toContain('ERR_SESSION_NOT_FOUND');
+  });
+
+  it('refuses a batch from a client of protocol 2025-06-18 or later (batching was removed)', async () => {
+    const session = await rawSession();
+    const batch = await post(session.sessionId, [call(31, 'quick')], {
+      'mcp-protocol-version': '2025-06-18',
+    });
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
   it('refuses an unsupported protocol version and a second initialize on a session', async () => {
     const session = await rawSession();
     const version = await post(session.sessionId, call(1, 'quick'), {
@@ -467,5 +523,51 @@ describe('malformed requests', () => {
     });
     expect(again.status).toBe(400);
     expect(((await again.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+});
+
+describe('a hosted server over the transport', () => {
+  it('answers a bug in the call path as ERR_INTERNAL with the generic message, and reports it', async () => {
+    const reported: unknown[] = [];
+    const tool = { subdomain: 'acme', name: 'leaky', description: 'x', parameters: [] };
+    const endpoint = new McpEndpoint({
+      sessions,
+      maxBodyBytes: 64 * 1024,
+      keepAliveMs: KEEP_ALIVE_MS,
+      serverFor: (subdomain, caller) =>
+        createHostedMcpServer({
+          catalog: { tools: () => [tool as never], tool: () => tool as never },
+          invoker: {
+            invoke: async () => {
+              throw new TypeError('connect ECONNREFUSED 10.1.2.3:5432');
+            },
+          } as never,
+          version: '1',
+          subdomain,
+          caller,
+          onInternalError: (error) => reported.push(error),
+        }),
+    });
+    const hosted = createServer((req, res) => {
+      void endpoint.handle(req, res, 'acme', { kind: 'anonymous' }, 'caller');
+    });
+    await new Promise<void>((resolve) => hosted.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new Client({ name: 'transport-test', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(
+          new URL(`http://127.0.0.1:${(hosted.address() as AddressInfo).port}/mcp`),
+        ),
+      );
+      await expect(client.callTool({ name: 'leaky', arguments: {} })).rejects.toThrow(
+        /^MCP error -32603: internal error; see the control plane log$/,
+      );
+      await client.close();
+      expect(reported).toHaveLength(1);
+      expect(String(reported[0])).toContain('ECONNREFUSED');
+    } finally {
+      hosted.closeAllConnections();
+      await new Promise((resolve) => hosted.close(resolve));
+    }
   });
 });

@@ -69,6 +69,12 @@ beforeAll(async () => {
       pageProblems.push(message.text());
   });
   page.on('pageerror', (error) => pageProblems.push(error.message));
+  // Every page asset must load (the API's 4xx answers are part of the flow).
+  page.on('response', (response) => {
+    const { pathname } = new URL(response.url());
+    if (!pathname.startsWith('/api/') && response.status() >= 400)
+      pageProblems.push(`${response.status()} ${pathname}`);
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -17,6 +17,7 @@ import {
   DEFAULT_INVOCATION_LIMITS,
   DEFAULT_POOL_DEFAULTS,
   DEFAULT_SERVER_SHARE,
+  DEFAULT_START_CONCURRENCY,
 } from '../support/config-defaults.js';
 
 /** The runner image global-setup built (or builds it when a file runs alone). */
@@ -66,6 +67,7 @@ export function dockerManager(
       ...(defaults ?? { minWarm: 0, maxSize: 2, limits: TEST_LIMITS }),
     },
     generic: { size: 0 },
+    startConcurrency: DEFAULT_START_CONCURRENCY,
     caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     ...overrides,
   });

@@ -15,7 +15,11 @@ import {
   runtime,
   uniquePlaneName,
 } from './docker-helpers.js';
-import { DEFAULT_POOL_DEFAULTS, DEFAULT_SERVER_SHARE } from '../support/config-defaults.js';
+import {
+  DEFAULT_POOL_DEFAULTS,
+  DEFAULT_SERVER_SHARE,
+  DEFAULT_START_CONCURRENCY,
+} from '../support/config-defaults.js';
 
 const docker = new Dockerode();
 const planeName = uniquePlaneName('pools');
@@ -352,6 +356,7 @@ describe('SandboxManager on Docker', () => {
         limits: runtime('x', '').limits,
       },
       generic: { size: 1 },
+      startConcurrency: DEFAULT_START_CONCURRENCY,
       caps: { maxSizePerPool: 2, maxTotal: 2, serverShare: DEFAULT_SERVER_SHARE },
     });
     closers.push(() => sandbox.close());

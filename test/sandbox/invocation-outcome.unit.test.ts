@@ -22,7 +22,11 @@ import type {
 } from '../../control-plane/sandbox/invocation.js';
 import { RunnerConnection } from '../../control-plane/sandbox/runner-connection.js';
 import { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
-import { DEFAULT_INVOCATION_LIMITS, DEFAULT_POOL_DEFAULTS } from '../support/config-defaults.js';
+import {
+  DEFAULT_INVOCATION_LIMITS,
+  DEFAULT_POOL_DEFAULTS,
+  DEFAULT_START_CONCURRENCY,
+} from '../support/config-defaults.js';
 import { FakeDriver, FakeInstance } from './fake-driver.js';
 import { runnerConnectionOptions } from './runner-connection-options.js';
 
@@ -93,6 +97,7 @@ describe('SandboxManager retires by the error registry', () => {
       driver,
       defaults: { ...DEFAULT_POOL_DEFAULTS, minWarm: 0, maxSize: 1, timeoutGraceMs: 10, limits },
       generic: { size: 0 },
+      startConcurrency: DEFAULT_START_CONCURRENCY,
       caps: { maxSizePerPool: 4, maxTotal: 4, serverShare: 1 },
     });
   }

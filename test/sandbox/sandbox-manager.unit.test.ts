@@ -12,6 +12,7 @@ import {
   DEFAULT_INVOCATION_LIMITS,
   DEFAULT_POOL_DEFAULTS,
   DEFAULT_SERVER_SHARE,
+  DEFAULT_START_CONCURRENCY,
 } from '../support/config-defaults.js';
 import { FakeDriver } from './fake-driver.js';
 
@@ -46,6 +47,7 @@ function manager(
       }),
     },
     generic: { size: 0 },
+    startConcurrency: DEFAULT_START_CONCURRENCY,
     caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     retry: { initialMs: 20, maxMs: 50 },
     ...overrides,

@@ -8,6 +8,7 @@ import {
   invocationLimitsFrom,
   poolDefaultsFrom,
 } from '../../control-plane/app/component-settings.js';
+import { poolBudget } from '../../control-plane/app/pool-budget.js';
 import { defaultConfig } from '../../control-plane/config.js';
 import type {
   InvocationLimits,
@@ -30,6 +31,9 @@ export const DEFAULT_POOL_DEFAULTS: Readonly<PoolDefaults> = Object.freeze(
 
 /** A server's default share of the container budget (POOL_SERVER_SHARE). */
 export const DEFAULT_SERVER_SHARE: PoolCaps['serverShare'] = DEFAULT_CONFIG.poolServerShare;
+
+/** Container starts in flight on this machine (POOL_START_CONCURRENCY unset: CPUs ÷ TOOL_CPUS). */
+export const DEFAULT_START_CONCURRENCY = poolBudget(DEFAULT_CONFIG).startConcurrency;
 
 /** The broker's sdk.http and sdk.db limits (HTTP_EGRESS_*, DB_*). */
 export const DEFAULT_BROKER_LIMITS = brokerLimitsFrom(DEFAULT_CONFIG);

@@ -6,7 +6,7 @@
  * of control-plane code is `import type`: erased from the bundle, so no
  * server code reaches the browser.
  */
-import type { ServerView } from '../../admin/server-view.js';
+import type { ServerView } from '../../admin/index.js';
 import type {
   BudgetStats,
   LogEntry,
