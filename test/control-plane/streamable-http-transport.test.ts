@@ -289,7 +289,8 @@ describe('cancellation', () => {
   it('aborts the handler and sends no response for the cancelled request', async () => {
     resetAborted();
     const session = await rawSession();
-    const running = session.post(call(7, 'slow'));
+    // A call that runs until aborted: however slow the machine, it is still running when cancelled.
+    const running = session.post(call(7, 'forever'));
     // The call's response opens (as a stream, after the keep-alive interval) before we cancel it.
     const response = await running;
     const cancel = await session.post({
@@ -329,7 +330,7 @@ describe('cancellation', () => {
     resetAborted();
     const client = await connect();
     const controller = new AbortController();
-    const result = client.callTool({ name: 'slow', arguments: {} }, undefined, {
+    const result = client.callTool({ name: 'forever', arguments: {} }, undefined, {
       signal: controller.signal,
     });
     setImmediate(() => controller.abort('stop'));
