@@ -102,12 +102,20 @@ describeEachRuntime('hostile tool corpus', (ociRuntime) => {
       if (fixture.messageNot) expect(outcome.error?.message).not.toMatch(fixture.messageNot);
     }
     expect(outcome.error?.message ?? '').not.toMatch(/ESCAPED/);
-    // The pool recovers: the next ordinary call on the same pool succeeds.
+    // The pool recovers: the next ordinary call on the same pool succeeds. Its time
+    // limit is generous: a container that just absorbed a flood may be slow for a
+    // moment on a loaded machine (gVisor above all), and speed is not what is tested.
     const next = await sandbox.invoke(
-      runtime(poolKey, 'return params.n + 1;', { runtime: ociRuntime, limits }),
+      runtime(poolKey, 'return params.n + 1;', {
+        runtime: ociRuntime,
+        limits: { ...limits, timeoutMs: 15_000 },
+      }),
       hooks({ n: 41 }),
     );
-    expect(next).toMatchObject({ ok: true, value: 42 });
+    expect(next, `the next call: ${JSON.stringify(next.error)}`).toMatchObject({
+      ok: true,
+      value: 42,
+    });
     // Nothing the attack left running (timers, forged lines) is attributed to the next call.
     expect(next.logs).toEqual([]);
   });
