@@ -40,8 +40,9 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
 
   const resize = async (req: RouteContext['req'], sub: string, tool: string) => {
     const unit = poolUnitOf(sub, tool);
-    // The one validation: shape, minWarm ≤ maxSize, and the caps (POOL_MAX_SIZE_CAP may
-    // exceed POOL_MAX_TOTAL), all before the store is touched.
+    // Complete before the store is touched: shape, minWarm ≤ maxSize, and the caps
+    // (POOL_MAX_SIZE_CAP may exceed POOL_MAX_TOTAL). The store re-checks the shape at
+    // its own boundary; applying the size re-checks the caps, which start-up relies on.
     const size = await readJson(
       req,
       config.maxBodyBytes,
