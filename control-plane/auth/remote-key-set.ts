@@ -29,7 +29,7 @@ import { insecureUrlReason } from './secure-url.js';
 /** Smallest RSA key jose accepts for RS and PS signatures, in bits. */
 const MIN_RSA_MODULUS_BITS = 2048;
 
-/** Options of createRemoteKeySet; units in the names, defaults as jose's. */
+/** Options of createRemoteKeySet, all required (the verifier passes them); units in the names. */
 export interface RemoteKeySetOptions {
   /** Least time between refetches triggered by an unknown `kid`, in ms. */
   cooldownMs: number;
