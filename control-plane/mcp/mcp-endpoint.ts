@@ -33,6 +33,16 @@ export interface McpEndpointOptions {
   keepAliveMs?: number;
 }
 
+/** One request to `/mcp`, with what the hosted side established about it. */
+interface McpRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  subdomain: string;
+  caller: Caller;
+  /** Whom quotas count the request against (see caller-identity.ts). */
+  quotaKey: string;
+}
+
 /** A session as the endpoint keeps it: registry entry and its transport. */
 interface TransportSession extends McpSession {
   readonly transport: StreamableHttpTransport;
@@ -53,7 +63,7 @@ export class McpEndpoint {
     quotaKey: string,
   ): Promise<void> {
     try {
-      await this.#route(req, res, subdomain, caller, quotaKey);
+      await this.#route({ req, res, subdomain, caller, quotaKey });
     } catch (error) {
       if (!isMcphostError(error) || res.headersSent) throw error;
       req.resume();
@@ -61,13 +71,8 @@ export class McpEndpoint {
     }
   }
 
-  async #route(
-    req: IncomingMessage,
-    res: ServerResponse,
-    subdomain: string,
-    caller: Caller,
-    quotaKey: string,
-  ): Promise<void> {
+  async #route(request: McpRequest): Promise<void> {
+    const { req, res, subdomain, caller } = request;
     if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
       throw new McphostError('ERR_METHOD_NOT_ALLOWED', 'Method not allowed.');
     }
@@ -76,7 +81,7 @@ export class McpEndpoint {
       if (req.method !== 'POST') {
         throw new McphostError('ERR_BAD_REQUEST', 'Bad Request: Mcp-Session-Id header is required');
       }
-      await this.#open(req, res, subdomain, caller, quotaKey);
+      await this.#open(request);
       return;
     }
     const session = this.#sessionFor(sessionId, subdomain, caller);
@@ -128,13 +133,7 @@ export class McpEndpoint {
   }
 
   /** Opens a session for an `initialize` POST, within the caller's and the server's quotas. */
-  async #open(
-    req: IncomingMessage,
-    res: ServerResponse,
-    subdomain: string,
-    caller: Caller,
-    quotaKey: string,
-  ): Promise<void> {
+  async #open({ req, res, subdomain, caller, quotaKey }: McpRequest): Promise<void> {
     const { sessions, maxBodyBytes } = this.#options;
     const post = await readPost(req, maxBodyBytes);
     if (post.messages.length !== 1 || !isInitializeRequest(post.messages[0])) {
