@@ -37,8 +37,21 @@ describe('translatePlaceholdersForMysql', () => {
     ['SELECT 5--$1', 'SELECT 5--?'],
     ['SELECT a$1 FROM t WHERE b = $1', 'SELECT a$1 FROM t WHERE b = ?'],
     ['SELECT /*!40000 $1 */ 1', 'SELECT /*!40000 ? */ 1'],
+    ['SELECT /*! $1 */ 1', 'SELECT /*! ? */ 1'],
+    ['SELECT $1 --\x7f $1 here\n, 2', 'SELECT ? --\x7f $1 here\n, 2'],
+    ['SELECT $1 /*!99999 plain text */', 'SELECT ? /*!99999 plain text */'],
   ])('leaves literals, identifiers and comments alone: %s', (sql, expected) => {
     expect(translatePlaceholdersForMysql(sql, ['v']).sql).toBe(expected);
+  });
+
+  it.each([
+    'SELECT /*!99999 $1 AS x, */ 2',
+    'SELECT /*M! ? AS a, */ 1',
+    'SELECT /*M!100500 $1 */ 1',
+  ])('refuses a placeholder in a comment only some servers run: %s', (sql) => {
+    expect(() => translatePlaceholdersForMysql(sql, ['v'])).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }),
+    );
   });
 
   it('passes an unterminated literal through for the server to reject', () => {

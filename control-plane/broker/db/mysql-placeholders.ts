@@ -67,6 +67,9 @@ export function lexingDependsOnMode(sql: string): boolean {
   return /["\\]/.test(sql);
 }
 
+/** Version gates below MySQL 5.7.0 run on every MySQL and MariaDB in use. */
+const ALL_SERVERS_RUN_BELOW = 50700;
+
 const IDENTIFIER_CHAR = /[A-Za-z0-9_$\u0080-\uffff]/;
 
 /**
@@ -99,9 +102,22 @@ export function translatePlaceholdersForMysql(
     ) {
       const newline = sql.indexOf('\n', index);
       copyUntil(newline === -1 ? sql.length : newline);
-    } else if (char === '/' && next === '*' && sql[index + 2] !== '!') {
+    } else if (char === '/' && next === '*') {
       const close = sql.indexOf('*/', index + 2);
-      copyUntil(close === -1 ? sql.length : close + 2);
+      const end = close === -1 ? sql.length : close + 2;
+      const runsAnywhere = executedByEveryServer(sql.slice(index, end));
+      if (runsAnywhere) {
+        // Code on every server: read on, its placeholders count.
+        copyUntil(index + 3);
+        continue;
+      }
+      if (runsAnywhere === false && /\?|\$[0-9]/.test(sql.slice(index, end))) {
+        throw new McphostError(
+          'ERR_INVALID_ARGUMENT',
+          'sql: no placeholders inside a version-gated or MariaDB-only comment (/*!NNNNN … */, /*M! … */): whether the server runs it depends on the server',
+        );
+      }
+      copyUntil(end);
     } else if (
       char === '$' &&
       /[0-9]/.test(next ?? '') &&
@@ -145,7 +161,23 @@ function endOfQuoted(sql: string, start: number, quote: string, backslashEscapes
   return sql.length;
 }
 
-// MySQL needs whitespace or a control character after `--` for it to be a comment.
+// MySQL needs whitespace or a control character (DEL included) after `--` for it to be a comment.
 function isCommentDashFollower(char: string | undefined): boolean {
-  return char === undefined || /\s/.test(char) || char.charCodeAt(0) < 0x20;
+  if (char === undefined || /\s/.test(char)) return true;
+  const code = char.charCodeAt(0);
+  return code < 0x20 || code === 0x7f;
+}
+
+/**
+ * What servers make of the comment `text` (from its `/*`): true when every
+ * MySQL and MariaDB runs it as code (`/*!` alone, or gated on a version below
+ * 5.7.0, which both run); false when it depends on the server (a higher
+ * version gate — MariaDB skips MySQL 5.7+ gates — or `/*M!`, which MySQL
+ * skips); undefined for a plain comment.
+ */
+function executedByEveryServer(text: string): boolean | undefined {
+  if (text.startsWith('/*M!')) return false;
+  if (!text.startsWith('/*!')) return undefined;
+  const gate = /^\/\*!([0-9]{5,6})/.exec(text)?.[1];
+  return gate === undefined || Number(gate) < ALL_SERVERS_RUN_BELOW;
 }
