@@ -223,6 +223,21 @@ export const ERROR_REGISTRY: Readonly<Record<McphostErrorCode, ErrorSpec>> = Obj
     JsonRpc.InvalidParams,
     'A table or column name is not a plain identifier.',
   ),
+  ERR_CLIENT_UNSUPPORTED: spec(
+    422,
+    JsonRpc.InvalidRequest,
+    'The tool asked the calling client for elicitation or sampling, which it does not offer (or a test run, which has no client).',
+  ),
+  ERR_CLIENT_FAILED: spec(
+    502,
+    INTERNAL,
+    'The calling client answered an elicitation or sampling request with an error.',
+  ),
+  ERR_OUTPUT_INVALID: spec(
+    422,
+    INTERNAL,
+    "The tool's result does not match its `outputSchema`; the message names the path.",
+  ),
   ERR_PROTOCOL: spec(502, INTERNAL, 'The harness or the control plane broke the stdio contract.', {
     infrastructure: true,
     retire: 'protocol',

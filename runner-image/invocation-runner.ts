@@ -14,7 +14,13 @@ import type {
 } from '../src/protocol/index.js';
 import { errorResultLine } from './protocol-lines.js';
 import { Invocation } from './invocation.js';
-import type { ToolContext, ToolContextFactory } from './tool-context.js';
+import {
+  NOTHING_PRELOADED,
+  preloadFor,
+  type ContextPreload,
+  type ToolContext,
+  type ToolContextFactory,
+} from './tool-context.js';
 
 /** How many compiled tool codes are kept; a container serves one tool, so one is the norm. */
 const COMPILED_CACHE_SIZE = 8;
@@ -41,8 +47,8 @@ export class InvocationRunner {
   readonly #compiled = new Map<string, Compiled>();
   readonly #ended: string[] = [];
   #prepared: ToolContext | null = null;
-  /** Whether the last tool's code names lodash: its next context gets it ahead. */
-  #usesLodash = false;
+  /** What the last tool's code names (lodash, URL): its next context gets it ahead. */
+  #preload: ContextPreload = NOTHING_PRELOADED;
   #preparing = false;
   #current: Invocation | null = null;
 
@@ -58,7 +64,7 @@ export class InvocationRunner {
     this.#preparing = true;
     setImmediate(() => {
       this.#preparing = false;
-      if (this.#prepared === null) this.#prepared = this.#contexts.create(this.#usesLodash);
+      if (this.#prepared === null) this.#prepared = this.#contexts.create(this.#preload);
       // Idle time after `ready` (or a result): compile lodash now rather than on a tool's first use.
       setImmediate(() => this.#contexts.compileLodash());
     });
@@ -94,12 +100,13 @@ export class InvocationRunner {
       return;
     }
     // One container serves one tool, so its code predicts the next invocation's needs.
-    this.#usesLodash = message.code.includes('lodash');
-    const context = this.#prepared ?? this.#contexts.create(this.#usesLodash);
+    this.#preload = preloadFor(message.code);
+    const context = this.#prepared ?? this.#contexts.create(this.#preload);
     this.#prepared = null;
     const invocation = new Invocation({
       id: message.invocation,
       limits: message.limits,
+      progress: message.progress === true,
       context,
       write: this.#write,
       onEnd: (ended) => {

@@ -14,6 +14,7 @@
 import { Buffer } from 'node:buffer';
 import {
   CALL_OPERATIONS,
+  ContentBlock,
   DEFAULT_MAX_LINE_BYTES,
   LOG_ENTRY_MIN_BYTES,
   LogLevel,
@@ -23,8 +24,22 @@ import {
   type ReplyMessage,
   type WireError,
 } from '../src/protocol/index.js';
-import { callLine, errorResultLine, logLine, okResultLine } from './protocol-lines.js';
+import {
+  callLine,
+  contentResultLine,
+  errorResultLine,
+  logLine,
+  okResultLine,
+  progressLine,
+} from './protocol-lines.js';
 import type { HostBridge, ToolContext } from './tool-context.js';
+import { answerWebCall, startWebClock } from './web-host.js';
+
+/**
+ * The blocks a tool returned, checked here as the control plane will check
+ * them: a block it would refuse must fail this invocation, not fault the container.
+ */
+const ContentBlocks = ContentBlock.array().min(1).max(1024);
 
 /** Largest error message on the wire, in characters (WireError's limit). */
 const MAX_MESSAGE_CHARS = 64 * 1024;
@@ -44,6 +59,8 @@ const MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES;
 export interface InvocationOptions {
   id: string;
   limits: InvokeLimits;
+  /** Whether the caller asked for progress: otherwise `sdk.progress` sends nothing. */
+  progress: boolean;
   context: Pick<ToolContext, 'api' | 'drain'>;
   /** Writes one protocol line to stdout. */
   write: (line: string) => void;
@@ -55,6 +72,8 @@ export interface InvocationOptions {
 export class Invocation {
   readonly id: string;
   readonly #limits: InvokeLimits;
+  readonly #progress: boolean;
+  #progressSent = 0;
   readonly #context: Pick<ToolContext, 'api' | 'drain'>;
   readonly #write: (line: string) => void;
   readonly #onEnd: (invocation: Invocation) => void;
@@ -71,10 +90,13 @@ export class Invocation {
   /** The outcome line reached inside the context, written once it is left. */
   #outcomeLine: string | null = null;
   #poked = false;
+  /** Where `performance.now()` counts from: this invocation's start. */
+  readonly #webClock = startWebClock();
 
   constructor(options: InvocationOptions) {
     this.id = options.id;
     this.#limits = options.limits;
+    this.#progress = options.progress;
     this.#context = options.context;
     this.#write = options.write;
     this.#onEnd = options.onEnd;
@@ -98,8 +120,16 @@ export class Invocation {
         }
         return undefined;
       case 'ok':
-        if (isOneLine(a)) this.#succeed(a);
+        if (isOneLine(a)) {
+          if (b === 'content') this.#succeedWithContent(a);
+          else this.#succeed(a);
+        }
         return undefined;
+      case 'progress':
+        this.#sendProgress(a, b, c);
+        return undefined;
+      case 'web':
+        return answerWebCall(a, b, c, d, this.#webClock);
       case 'fail':
         if (typeof a === 'string' && CONTEXT_FAILURE_CODES.has(a) && typeof b === 'string') {
           this.fail({ code: a as ErrorCode, message: b, ...position(c, d) });
@@ -180,6 +210,49 @@ export class Invocation {
       return;
     }
     this.#end(okResultLine(this.id, valueJson));
+  }
+
+  #succeedWithContent(contentJson: string): void {
+    const bytes = Buffer.byteLength(contentJson);
+    const limit = this.#limits.maxResultBytes;
+    if (bytes > limit) {
+      this.fail({
+        code: 'ERR_RESULT_TOO_LARGE',
+        message: `result is ${bytes} bytes of content once encoded, more than the limit of ${limit} bytes`,
+      });
+      return;
+    }
+    let blocks: unknown;
+    try {
+      blocks = JSON.parse(contentJson);
+    } catch {
+      blocks = undefined;
+    }
+    const checked = ContentBlocks.safeParse(blocks);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      const where = issue === undefined ? '' : ` at ${issue.path.join('.')}`;
+      this.fail({
+        code: 'ERR_TOOL_ERROR',
+        message: `the returned content is not valid MCP content${where}: ${issue?.message ?? 'unknown problem'}`,
+      });
+      return;
+    }
+    this.#end(contentResultLine(this.id, contentJson));
+  }
+
+  /**
+   * One `sdk.progress`: sent only when the caller asked for progress, and at
+   * most as many per invocation as console lines may be (a flood of
+   * notifications is as costly to carry as a flood of logs).
+   */
+  #sendProgress(progress: unknown, total: unknown, message: unknown): void {
+    if (!this.#progress || this.#progressSent >= this.#limits.maxLogEntries) return;
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
+    const checkedTotal = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
+    const checkedMessage = typeof message === 'string' ? message.slice(0, 4096) : undefined;
+    this.#progressSent += 1;
+    this.#write(progressLine(this.id, progress, checkedTotal, checkedMessage));
   }
 
   #end(line: string): void {

@@ -22,6 +22,16 @@ export function logLine(invocation: string, level: LogLevel, text: string): stri
   return encodeMessage({ type: 'log', invocation, level, text });
 }
 
+/** One `sdk.progress(...)`. */
+export function progressLine(
+  invocation: string,
+  progress: number,
+  total: number | undefined,
+  message: string | undefined,
+): string {
+  return encodeMessage({ type: 'progress', invocation, progress, total, message });
+}
+
 /** A brokered request; `argsJson` must be one line of JSON. */
 export function callLine(
   invocation: string,
@@ -35,6 +45,11 @@ export function callLine(
 /** A successful result; `valueJson` must be one line of JSON. */
 export function okResultLine(invocation: string, valueJson: string): string {
   return `{"type":"result","invocation":${JSON.stringify(invocation)},"ok":true,"heap":${heapUsedBytes()},"value":${valueJson}}\n`;
+}
+
+/** A result of content blocks; `contentJson` must be one line of JSON, an array of checked blocks. */
+export function contentResultLine(invocation: string, contentJson: string): string {
+  return `{"type":"result","invocation":${JSON.stringify(invocation)},"ok":true,"heap":${heapUsedBytes()},"value":null,"content":${contentJson}}\n`;
 }
 
 /** A failed result. */

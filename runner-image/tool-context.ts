@@ -4,11 +4,15 @@
  * the context belongs to. Contexts are prepared while the harness is idle, so
  * creating one (~0.5 ms) stays off the invoke path. Lodash (2–7 ms to evaluate)
  * comes in only for tools that use it: evaluated ahead when the tool's code
- * names it, else on first access of `sdk.lodash`.
+ * names it, else on first access of `sdk.lodash`. The web platform's globals
+ * likewise (URL, whatwg-url, takes 1–4 ms; each other group 0.1–0.3 ms): set
+ * up ahead when the tool's code names them, else on first read. The URL
+ * script itself only defines a factory in each context (~10 µs).
  */
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { BOOTSTRAP_SOURCE } from './bootstrap-source.js';
+import { WHATWG_URL_SOURCE } from './whatwg-url-source.js';
 
 /** What the bootstrap returns; every member lives in the context's realm. */
 export interface ContextApi {
@@ -31,7 +35,7 @@ export type HostBridge = (
   b: unknown,
   c: unknown,
   d: unknown,
-) => number | undefined;
+) => number | string | boolean | undefined;
 
 /** Who receives the bridge calls of a context; set when an invocation takes it. */
 export interface BridgeSlot {
@@ -73,11 +77,81 @@ const CONTEXT_OPTIONS: vm.CreateContextOptions = {
 /** Evaluating it does nothing; what matters is the microtask checkpoint `afterEvaluate` runs after it. */
 const DRAIN_SCRIPT = new vm.Script('undefined', { filename: 'mcphost-drain.js' });
 
-/** Compiles the bootstrap and lodash once; makes contexts from them. */
+/**
+ * The web platform's globals (bootstrap/web-platform.js installs each as an
+ * accessor that sets its group up on first read), by one name per group: the
+ * strings that, found in a tool's code, have its next context read that name
+ * ahead. Reading one global sets up its whole group.
+ */
+const WEB_GROUP_TRIGGERS: readonly (readonly [trigger: string, global: string])[] = [
+  ['URL', 'URL'],
+  ['TextEncoder', 'TextEncoder'],
+  ['TextDecoder', 'TextEncoder'],
+  ['atob', 'TextEncoder'],
+  ['btoa', 'TextEncoder'],
+  ['structuredClone', 'structuredClone'],
+  ['Abort', 'AbortController'],
+  ['Event', 'AbortController'],
+  ['DOMException', 'AbortController'],
+  ['performance', 'performance'],
+  ['crypto', 'crypto'],
+  ['fetch', 'fetch'],
+  ['Response', 'fetch'],
+  ['Headers', 'fetch'],
+];
+
+/** One tiny script per global to read ahead, compiled when first needed. */
+const readAheadScripts = new Map<string, vm.Script>();
+
+/**
+ * Beyond setting URL up, one parse: its first in a context costs ~0.5 ms more
+ * (tr46's Unicode regular expressions are compiled in each context on first use).
+ */
+const URL_READ_AHEAD = "void new URL('https://example.com/a?b=c#d').host";
+
+function readAheadScript(global: string): vm.Script {
+  let script = readAheadScripts.get(global);
+  if (script === undefined) {
+    const source = global === 'URL' ? URL_READ_AHEAD : `void ${global}`;
+    script = new vm.Script(source, { filename: 'mcphost-read-ahead.js' });
+    readAheadScripts.set(global, script);
+  }
+  return script;
+}
+
+/** What a new context gets evaluated ahead, predicted from its tool's code. */
+export interface ContextPreload {
+  /** `sdk.lodash`. */
+  lodash: boolean;
+  /** Web platform globals to read (and so set up) before the tool runs, one per group. */
+  webGlobals: readonly string[];
+}
+
+/** A context with nothing evaluated ahead. */
+export const NOTHING_PRELOADED: ContextPreload = Object.freeze({
+  lodash: false,
+  webGlobals: Object.freeze([]),
+});
+
+/**
+ * What the next context of a tool should have ready, by what its code names:
+ * one container serves one tool, so its last code predicts the next. A
+ * wrong guess costs time only (a miss sets up on first use).
+ */
+export function preloadFor(code: string): ContextPreload {
+  const webGlobals: string[] = [];
+  for (const [trigger, global] of WEB_GROUP_TRIGGERS) {
+    if (code.includes(trigger) && !webGlobals.includes(global)) webGlobals.push(global);
+  }
+  return { lodash: code.includes('lodash'), webGlobals };
+}
+
+/** Compiles the bootstrap, lodash and whatwg-url once; makes contexts from them. */
 export class ToolContextFactory {
   readonly #bootstrap: vm.Script;
   readonly #lodashSource: string;
   #lodashScript: vm.Script | undefined;
+  #urlScript: vm.Script | undefined;
 
   /** `lodashPath`: file URL or path of lodash.min.js (read now, compiled when first needed). */
   constructor(lodashPath: URL | string) {
@@ -91,11 +165,22 @@ export class ToolContextFactory {
     return this.#lodashScript;
   }
 
-  /** A new context ready for one invocation; `withLodash` evaluates lodash in it now. */
-  create(withLodash = false): ToolContext {
+  /**
+   * Compiles whatwg-url (~10 ms) if not yet done: on the first context, which
+   * the harness prepares while idle, after `ready`.
+   */
+  #compileUrl(): vm.Script {
+    this.#urlScript ??= new vm.Script(WHATWG_URL_SOURCE, { filename: 'whatwg-url.js' });
+    return this.#urlScript;
+  }
+
+  /** A new context ready for one invocation, with what `preload` names evaluated in it now. */
+  create(preload: ContextPreload = NOTHING_PRELOADED): ToolContext {
     // A null-prototype sandbox: the context's global must not inherit from the
     // host's Object.prototype (`this.constructor.constructor` would be the host's Function).
     const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
+    // Only defines URL's factory, which the bootstrap takes out of tool code's reach.
+    this.#compileUrl().runInContext(context);
     const slot: BridgeSlot = { target: null };
     const compileLodash = () => this.compileLodash();
     const bridge: HostBridge = (kind, a, b, c, d) => {
@@ -113,7 +198,14 @@ export class ToolContextFactory {
     };
     const install = this.#bootstrap.runInContext(context) as (bridge: HostBridge) => ContextApi;
     const api = install(bridge);
-    if (withLodash) api.preloadLodash();
+    if (preload.lodash) api.preloadLodash();
+    for (const global of preload.webGlobals) {
+      try {
+        readAheadScript(global).runInContext(context);
+      } catch {
+        // Not expected (no tool code has run); the tool's own first read reports it.
+      }
+    }
     const drain = (): void => {
       try {
         DRAIN_SCRIPT.runInContext(context);

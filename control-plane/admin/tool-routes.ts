@@ -86,7 +86,12 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
     const status = result.ok ? 200 : couldNotRunStatus(result.error.code);
     sendJson(res, status, {
       ok: result.ok,
-      ...(result.ok ? { result: result.value } : { error: result.error }),
+      // A tool that built content blocks (sdk.content) answers with them, as MCP clients get them.
+      ...(!result.ok
+        ? { error: result.error }
+        : result.content !== undefined
+          ? { content: result.content }
+          : { result: result.value }),
       logs: result.logs,
       durationMs: result.durationMs,
       version: result.version,

@@ -6,7 +6,7 @@
  * each server's HTTP traffic has its own connection slots.
  */
 import { z } from 'zod';
-import { CALL_OPERATIONS, type CallOperation } from '../../src/protocol/index.js';
+import { BROKER_OPERATIONS, type BrokerOperation } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
 import { DatabaseBroker } from './db/database-broker.js';
 import { refuseReservedKeys } from './db/reserved-keys.js';
@@ -125,7 +125,7 @@ export class Broker {
    * Performs one brokered call. `args` is parsed with the op's schema; every
    * failure is a McphostError whose code travels on the wire.
    */
-  async handle(op: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown> {
+  async handle(op: BrokerOperation, args: unknown, context: BrokerCallContext): Promise<unknown> {
     switch (op) {
       case 'http': {
         const request = parseArgs(op, args);
@@ -190,23 +190,23 @@ export class Broker {
   }
 }
 
-function parseArgs<Op extends CallOperation>(
+function parseArgs<Op extends BrokerOperation>(
   op: Op,
   args: unknown,
-): z.output<(typeof CALL_OPERATIONS)[Op]> {
-  const parsed = CALL_OPERATIONS[op].safeParse(args);
+): z.output<(typeof BROKER_OPERATIONS)[Op]> {
+  const parsed = BROKER_OPERATIONS[op].safeParse(args);
   if (!parsed.success) {
     const api = op === 'http' ? 'sdk.http' : `sdk.db ${op.slice(3)}`;
     throw new McphostError('ERR_INVALID_ARGUMENT', `${api}: ${describeProblems(parsed.error)}`);
   }
-  return parsed.data as z.output<(typeof CALL_OPERATIONS)[Op]>;
+  return parsed.data as z.output<(typeof BROKER_OPERATIONS)[Op]>;
 }
 
 /** parseArgs for sdk.db, refusing first the keys the schema would silently drop. */
-function parseDbArgs<Op extends Exclude<CallOperation, 'http'>>(
+function parseDbArgs<Op extends Exclude<BrokerOperation, 'http'>>(
   op: Op,
   args: unknown,
-): z.output<(typeof CALL_OPERATIONS)[Op]> {
+): z.output<(typeof BROKER_OPERATIONS)[Op]> {
   refuseReservedKeys(op, args);
   return parseArgs(op, args);
 }

@@ -1,9 +1,11 @@
 /**
- * Tool arguments against the tool's parameter declarations: the JSON Schema
+ * Tool arguments against what the tool declares — a parameter list, or a
+ * JSON Schema 2020-12 `inputSchema` — in both of their roles: the schema
  * clients see in `tools/list`, and the check every call passes before a
- * container is touched. Both come from the same declarations.
+ * container is touched. Each role reads the same declaration.
  */
-import type { ToolParameter } from '../store/index.js';
+import type { ToolJsonSchema, ToolParameter } from '../store/index.js';
+import { toolSchemas, type SchemaBearingTool } from './tool-schemas.js';
 
 type ParameterDeclaration = ToolParameter;
 type ParameterType = ToolParameter['type'];
@@ -16,7 +18,17 @@ export interface InputSchema {
   additionalProperties: false;
 }
 
-/** The `inputSchema` of a tool in `tools/list`. */
+/** A tool as its arguments are checked: its declarations and, for the schema cache, its identity. */
+export interface ArgumentDeclarations extends SchemaBearingTool {
+  readonly parameters: readonly ParameterDeclaration[];
+}
+
+/** The `inputSchema` of a tool in `tools/list`: its own as written, or the one its parameters generate. */
+export function publishedInputSchema(tool: ArgumentDeclarations): ToolJsonSchema {
+  return tool.inputSchema ?? inputSchemaFor(tool.parameters);
+}
+
+/** The `inputSchema` that a parameter list generates. */
 export function inputSchemaFor(parameters: readonly ParameterDeclaration[]): InputSchema {
   const properties: InputSchema['properties'] = {};
   for (const parameter of parameters) {
@@ -35,11 +47,44 @@ export type ArgumentCheck =
   { ok: true; params: Record<string, unknown> } | { ok: false; message: string };
 
 /**
- * Checks arguments against declarations: every required parameter present,
+ * Checks a call's arguments against the tool's declarations: its
+ * `inputSchema` when it has one, else its parameter list.
+ */
+export function checkArguments(
+  tool: ArgumentDeclarations,
+  args: Record<string, unknown> | undefined,
+): ArgumentCheck {
+  return tool.inputSchema === undefined
+    ? checkDeclaredArguments(tool.parameters, args)
+    : checkSchemaArguments(tool, args);
+}
+
+/**
+ * Arguments against an `inputSchema` (absent arguments are `{}`): passed on
+ * exactly as sent once they match — no defaults filled in, nothing coerced.
+ */
+function checkSchemaArguments(
+  tool: ArgumentDeclarations,
+  args: Record<string, unknown> | undefined,
+): ArgumentCheck {
+  const given = args ?? {};
+  // Parsed from JSON it is an own key; copied into `params` by the protocol's
+  // schema it would vanish without a word, so it is refused with one.
+  if (Object.hasOwn(given, '__proto__')) {
+    return { ok: false, message: 'an argument may not be named __proto__' };
+  }
+  const checked = toolSchemas.check(tool, 'inputSchema', given);
+  return checked.ok
+    ? { ok: true, params: given }
+    : { ok: false, message: `arguments do not match inputSchema: ${checked.problem}` };
+}
+
+/**
+ * Checks arguments against a parameter list: every required parameter present,
  * each value of its declared type, nothing undeclared. `null` counts as absent
  * for optional parameters (clients send it for "no value").
  */
-export function checkArguments(
+function checkDeclaredArguments(
   parameters: readonly ParameterDeclaration[],
   args: Record<string, unknown> | undefined,
 ): ArgumentCheck {

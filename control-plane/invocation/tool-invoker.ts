@@ -5,7 +5,7 @@
  * the store: configuration comes from the in-memory cache.
  */
 import { randomUUID } from 'node:crypto';
-import type { CallOperation } from '../../src/protocol/index.js';
+import type { BrokerOperation } from '../../src/protocol/index.js';
 import { errorSpecOf, isMcphostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { InvocationLimitsSchema, resolveLimits, type InvocationLimits } from '../sandbox/index.js';
@@ -19,6 +19,8 @@ import type {
 import type { BrokerCallContext } from '../broker/index.js';
 import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
 import { checkArguments } from './arguments.js';
+import { checkOutput } from './tool-output.js';
+import { askClient, isClientOperation, type CallingClient } from './calling-client.js';
 import { createRedactor } from './redact.js';
 import { describeProblems } from '../validation-problems.js';
 
@@ -49,7 +51,7 @@ export interface InvokerPorts {
   /** Runs the tool; every line of the outcome's `logs` reaches `hooks.onLog` first (kept from there). */
   sandbox: { invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> };
   broker: {
-    handle(operation: CallOperation, args: unknown, context: BrokerCallContext): Promise<unknown>;
+    handle(operation: BrokerOperation, args: unknown, context: BrokerCallContext): Promise<unknown>;
     /** The invocation is over: its database connections are reset and given back. */
     endInvocation(invocation: string): Promise<void>;
   };
@@ -96,6 +98,8 @@ export interface InvokeRequest {
   signal?: AbortSignal;
   /** Each console line, redacted, while the call runs. */
   onLog?: (entry: LogEntry) => void;
+  /** The MCP client that made the call; absent in an admin test run, which has none. */
+  client?: CallingClient;
 }
 
 /** The tool's verdict (secrets redacted), its console lines and the version that ran. */
@@ -156,7 +160,7 @@ export class ToolInvoker {
     const { tool } = request;
     const started = Date.now();
     const invocationId = randomUUID();
-    const checked = checkArguments(tool.parameters, request.args);
+    const checked = checkArguments(tool, request.args);
     if (!checked.ok) {
       const error = { code: 'ERR_INVALID_ARGUMENT' as const, message: checked.message };
       return this.#finish(
@@ -198,7 +202,10 @@ export class ToolInvoker {
           onLog?.(shown);
         },
         onCall: (operation, args, context) =>
-          this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
+          isClientOperation(operation)
+            ? askClient(request.client, operation, args, context.signal)
+            : this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
+        onProgress: request.client?.progress?.bind(request.client),
       });
     } finally {
       // Whatever the outcome (an open transaction included) nothing the invocation
@@ -208,13 +215,13 @@ export class ToolInvoker {
     const redacted: InvocationOutcome = outcome.ok
       ? { ...outcome, logs }
       : { ...outcome, logs, error: { ...outcome.error, message: redact(outcome.error.message) } };
-    return this.#finish(request, redacted, started, invocationId);
+    return this.#finish(request, checkOutput(tool, redacted), started, invocationId);
   }
 
   /** One sdk.http / sdk.db request, counted and logged by outcome. */
   async #brokered(
     requestId: string,
-    operation: CallOperation,
+    operation: BrokerOperation,
     args: unknown,
     context: BrokerCallContext,
   ): Promise<unknown> {
@@ -276,9 +283,10 @@ export class ToolInvoker {
       requestId: request.requestId,
     });
     const measured = { logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };
-    return outcome.ok
+    if (!outcome.ok) return { ok: false, error: outcome.error, ...measured };
+    return outcome.content === undefined
       ? { ok: true, value: outcome.value, ...measured }
-      : { ok: false, error: outcome.error, ...measured };
+      : { ok: true, value: outcome.value, content: outcome.content, ...measured };
   }
 }
 

@@ -16,8 +16,9 @@ import {
   type LoggingLevel,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { inputSchemaFor } from '../invocation/index.js';
+import { publishedInputSchema } from '../invocation/index.js';
 import type { InvocableTool } from '../invocation/index.js';
+import { callingClientFor } from './calling-client.js';
 import { callTool, type ToolCallContext } from './tool-call.js';
 
 export interface HostedServerContext extends ToolCallContext {
@@ -31,10 +32,17 @@ const describedTools = new WeakMap<InvocableTool, Tool>();
 function describe(tool: InvocableTool): Tool {
   let described = describedTools.get(tool);
   if (!described) {
+    // Schemas go out as written (validated at save: an object schema of
+    // `type: "object"`, which is all the SDK's Tool type asks of them).
     described = {
       name: tool.name,
+      ...(tool.title === undefined ? {} : { title: tool.title }),
       description: tool.description,
-      inputSchema: inputSchemaFor(tool.parameters),
+      inputSchema: publishedInputSchema(tool) as Tool['inputSchema'],
+      ...(tool.outputSchema === undefined
+        ? {}
+        : { outputSchema: tool.outputSchema as Tool['outputSchema'] }),
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
     };
     describedTools.set(tool, described);
   }
@@ -47,6 +55,7 @@ export function createHostedMcpServer(context: HostedServerContext): Server {
     { name: `mcphost/${context.subdomain}`, version: context.version },
     { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
+  skipRequestIdZero(server);
   // Every line is sent until the client asks for less.
   let minimumLevel: LoggingLevel = 'debug';
 
@@ -60,8 +69,23 @@ export function createHostedMcpServer(context: HostedServerContext): Server {
   }));
 
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(context, request, extra, () => minimumLevel),
+    callTool(context, request, extra, {
+      minimumLevel: () => minimumLevel,
+      client: callingClientFor(server, request, extra),
+    }),
   );
 
   return server;
+}
+
+/**
+ * Numbers this session's requests to the client (elicitation, sampling) from 1.
+ * The official TypeScript SDK, up to 1.32 at least, drops `notifications/cancelled`
+ * for request id 0 (a falsy check, typescript-sdk#2283), and the SDK's own
+ * Protocol numbers from 0: an SDK client would keep a form open after the tool
+ * that asked for it timed out. The field is the SDK's; if it is gone, nothing changes.
+ */
+function skipRequestIdZero(server: Server): void {
+  const protocol = server as unknown as { _requestMessageId?: unknown };
+  if (protocol._requestMessageId === 0) protocol._requestMessageId = 1;
 }

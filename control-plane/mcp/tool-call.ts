@@ -17,7 +17,7 @@ import {
 import type { LogLevel } from '../../src/protocol/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import { requestIdFromHeaders } from '../http/index.js';
-import type { Caller, InvocableTool, ToolInvoker } from '../invocation/index.js';
+import type { Caller, CallingClient, InvocableTool, ToolInvoker } from '../invocation/index.js';
 import { toProtocolError } from './protocol-error.js';
 import { toCallToolResult } from './tool-result.js';
 
@@ -53,12 +53,19 @@ function isLevelSent(level: LoggingLevel, minimum: LoggingLevel): boolean {
   return SEVERITY.get(level)! >= SEVERITY.get(minimum)!;
 }
 
+/** How one call reaches its session: the log level it asked for, and its client. */
+export interface CallSession {
+  minimumLevel(): LoggingLevel;
+  /** Where `sdk.progress`, `sdk.elicit` and `sdk.sample` go. */
+  client: CallingClient;
+}
+
 /** Runs a tool call; an unknown tool is a JSON-RPC error (ERR_UNKNOWN_TOOL), tool failures are isError results. */
 export async function callTool(
   context: ToolCallContext,
   request: CallToolRequest,
   extra: HandlerExtra,
-  minimumLevel: () => LoggingLevel,
+  session: CallSession,
 ): Promise<CallToolResult> {
   const { name } = request.params;
   const tool = context.catalog.tool(context.subdomain, name);
@@ -73,9 +80,10 @@ export async function callTool(
       caller: context.caller,
       requestId: requestIdFromHeaders(extra.requestInfo?.headers),
       signal: extra.signal,
+      client: session.client,
       onLog: (entry) => {
         const level = LEVEL_OF_CONSOLE[entry.level];
-        if (!isLevelSent(level, minimumLevel())) return;
+        if (!isLevelSent(level, session.minimumLevel())) return;
         // Related to the request, so it travels on this call's own response.
         void extra
           .sendNotification({

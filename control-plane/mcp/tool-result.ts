@@ -1,6 +1,7 @@
 /**
- * How an invocation's result reaches an MCP client: a returned string as text,
- * any other value as JSON text (plus `structuredContent` for objects), a
+ * How an invocation's result reaches an MCP client: the content blocks the tool
+ * built with `sdk.content` as they are, a returned string as text, any other
+ * value as JSON text (plus `structuredContent` for objects), a
  * failure as an `isError` result carrying the message and its stable code.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -26,6 +27,7 @@ export function toCallToolResult(result: InvokeResult): CallToolResult {
     const text = errorSpecOf(error.code).exposable ? error.message : GENERIC_MESSAGE;
     return { isError: true, content: [{ type: 'text', text }], _meta: meta };
   }
+  if (result.content !== undefined) return { content: result.content };
   const { value } = result;
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
   const text = JSON.stringify(value);

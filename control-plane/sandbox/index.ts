@@ -21,6 +21,7 @@ export type {
   InvocationVerdict,
   OutcomeError,
   CallContext,
+  ProgressUpdate,
 } from './invocation.js';
 export type { PoolDefaults, PoolCaps, PoolSize } from './pool/pool-settings.js';
 export type { PoolStats } from './pool/pool-contract.js';

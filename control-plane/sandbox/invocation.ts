@@ -3,7 +3,7 @@
  * what to run (`ToolRuntime`), how the caller takes part (`InvokeHooks`) and
  * what comes back (`InvocationVerdict` and, beside it, what the sandbox measured).
  */
-import type { CallOperation, LogLevel } from '../../src/protocol/index.js';
+import type { CallOperation, ContentBlock, LogLevel } from '../../src/protocol/index.js';
 import type { McphostErrorCode } from '../errors.js';
 import type { InvocationLimits } from './limits.js';
 
@@ -35,6 +35,13 @@ export interface LogEntry {
   at: number;
 }
 
+/** One `sdk.progress(...)` of the tool, as the MCP progress notification carries it. */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /** Context handed to a brokered call. */
 export interface CallContext {
   /** Aborted when the invocation ends (result, fault, timeout or cancellation). */
@@ -47,8 +54,17 @@ export interface InvokeHooks {
   params: Record<string, unknown>;
   /** Receives each console line kept (the entries the outcome's `logs` holds), as it arrives. */
   onLog?(entry: LogEntry): void;
-  /** Performs a brokered `sdk.http` / `sdk.db` request; a thrown McphostError travels back with its code. */
+  /**
+   * Performs a call of the tool: a brokered `sdk.http` / `sdk.db` request, or
+   * a request to the calling client (`sdk.elicit`, `sdk.sample`); a thrown
+   * McphostError travels back with its code.
+   */
   onCall(operation: CallOperation, args: unknown, context: CallContext): Promise<unknown>;
+  /**
+   * Receives each `sdk.progress(...)`. Present only when the caller asked for
+   * progress: without it the harness sends none.
+   */
+  onProgress?(update: ProgressUpdate): void;
   /** Cancels the invocation (queued or running) → ERR_CANCELLED. */
   signal?: AbortSignal;
 }
@@ -68,8 +84,8 @@ export interface OutcomeError {
  * absent (typed so that reading it without narrowing gives `undefined`).
  */
 export type InvocationVerdict =
-  | { ok: true; value: unknown; error?: undefined }
-  | { ok: false; error: OutcomeError; value?: undefined };
+  | { ok: true; value: unknown; content?: ContentBlock[]; error?: undefined }
+  | { ok: false; error: OutcomeError; value?: undefined; content?: undefined };
 
 /** A verdict with what the sandbox saw beside it; never an exception for tool failures. */
 export type InvocationOutcome = InvocationVerdict & {

@@ -187,6 +187,7 @@ export class RunnerConnection {
           params: request.params,
           env: request.env,
           timeoutMs,
+          progress: hooks.onProgress !== undefined,
           limits: {
             maxResultBytes: request.limits.maxResultBytes,
             maxLogBytes: request.limits.maxLogBytes,
@@ -223,6 +224,13 @@ export class RunnerConnection {
         active.hooks.onLog?.({ level, text, at: this.#now() - active.sentAt });
       } catch {
         // A failing log sink must not take the invocation down (the one guard on the way).
+      }
+    } else if (message.type === 'progress') {
+      const { progress, total, message: text } = message;
+      try {
+        active.hooks.onProgress?.({ progress, total, message: text });
+      } catch {
+        // Like a log sink: a failing listener must not take the invocation down.
       }
     } else if (message.type === 'call') {
       this.#answerCall(active, message);
@@ -284,7 +292,12 @@ export class RunnerConnection {
     if (message.heap !== undefined) this.#heapUsedBytes = message.heap;
     this.#state = 'idle';
     // The wire schema requires `value` (the harness sends `undefined` as null): it is JSON here.
-    if (message.ok) return active.resolve({ ok: true, value: message.value });
+    if (message.ok) {
+      const { value, content } = message;
+      return active.resolve(
+        content === undefined ? { ok: true, value } : { ok: true, value, content },
+      );
+    }
     const error =
       message.error.code === 'ERR_TOOL_TIMEOUT'
         ? { ...message.error, message: timeoutError(active.request.limits.timeoutMs).message }

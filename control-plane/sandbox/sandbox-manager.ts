@@ -225,6 +225,7 @@ export class SandboxManager {
         {
           onLog: (entry) => logs.add(entry),
           onCall: (operation, args, context) => hooks.onCall(operation, args, context),
+          onProgress: hooks.onProgress,
           signal: hooks.signal,
         },
       );

@@ -38,6 +38,14 @@ export interface ToolsTable {
   /** JSON object {timeoutMs?, memoryMb?}. */
   limits: string;
   strict: number;
+  /** Tool metadata (migration 0005); null when the tool has none. */
+  title: string | null;
+  /** JSON object of MCP tool annotations. */
+  annotations: string | null;
+  /** JSON text of the inputSchema as written (instead of `parameters`). */
+  input_schema: string | null;
+  /** JSON text of the outputSchema as written. */
+  output_schema: string | null;
   version: number;
   created_at: string;
   updated_at: string;
@@ -52,6 +60,10 @@ export interface ToolVersionsTable {
   secret_names: string;
   limits: string;
   strict: number;
+  title: string | null;
+  annotations: string | null;
+  input_schema: string | null;
+  output_schema: string | null;
   saved_at: string;
 }
 

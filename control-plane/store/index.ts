@@ -6,3 +6,11 @@ export { loadMasterKey, parseMasterKey, type LoadMasterKeyOptions } from './mast
 export type { StoreChange, StoreChangeKind } from './change-feed.js';
 export type { StoreDialectName } from './store-dialect.js';
 export * from './records.js';
+export {
+  createToolSchemaCompiler,
+  JSON_SCHEMA_2020_12,
+  pointerToPath,
+  TOOL_SCHEMA_MAX_CHARACTERS,
+  TOOL_SCHEMA_MAX_DEPTH,
+  type ToolJsonSchema,
+} from './tool-json-schema.js';

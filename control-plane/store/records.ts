@@ -4,6 +4,7 @@
  * the store hands out. Timestamps are ISO 8601 strings in UTC.
  */
 import { z } from 'zod';
+import { toolJsonSchema } from './tool-json-schema.js';
 
 /** A DNS label: lower-case letters, digits and inner hyphens, 1–63 characters. */
 export const subdomainSchema = z
@@ -67,18 +68,53 @@ export const toolLimitsSchema = z.strictObject({
 });
 export type ToolLimits = z.infer<typeof toolLimitsSchema>;
 
+/**
+ * Hints about a tool's behaviour for clients (MCP `ToolAnnotations`); hints
+ * only, never enforced. Absent ones take MCP's defaults (read-only false,
+ * destructive true, idempotent false, open world true).
+ */
+export const toolAnnotationsSchema = z.strictObject({
+  /** A human-readable title (MCP allows it here as well as on the tool). */
+  title: z.string().min(1).max(256).optional(),
+  /** The tool does not modify its environment. */
+  readOnlyHint: z.boolean().optional(),
+  /** Its modifications may destroy something (meaningful when not read-only). */
+  destructiveHint: z.boolean().optional(),
+  /** Calling it again with the same arguments has no further effect (when not read-only). */
+  idempotentHint: z.boolean().optional(),
+  /** It reaches entities outside a closed domain (the web, say). */
+  openWorldHint: z.boolean().optional(),
+});
+export type ToolAnnotations = z.infer<typeof toolAnnotationsSchema>;
+
 /** What an operator saves as a tool (one version of it). */
 export const toolDefinitionSchema = z
   .strictObject({
+    /** A human-readable name for clients to show; the tool name stays the identifier. */
+    title: z.string().min(1).max(256).optional(),
     description: z.string().max(16_384),
     code: z.string().max(1_048_576),
+    /** Declared inputs; they generate the inputSchema. Not beside `inputSchema`. */
     parameters: z.array(toolParameterSchema).max(128).default([]),
+    /** The inputs as a full JSON Schema 2020-12 object schema, instead of `parameters`. */
+    inputSchema: toolJsonSchema('inputSchema').optional(),
+    /** What an object result must match; it then becomes `structuredContent`. */
+    outputSchema: toolJsonSchema('outputSchema').optional(),
+    annotations: toolAnnotationsSchema.optional(),
     secrets: z.array(secretNameSchema).max(128).default([]),
     limits: toolLimitsSchema.default({}),
     /** Single-use containers: every invocation gets a fresh one. Default false. */
     strict: z.boolean().default(false),
   })
   .superRefine((definition, context) => {
+    if (definition.inputSchema !== undefined && definition.parameters.length > 0) {
+      context.addIssue({
+        code: 'custom',
+        path: ['inputSchema'],
+        message:
+          'a tool declares its inputs either as parameters or as an inputSchema, not both (leave parameters empty)',
+      });
+    }
     const seen = new Set<string>();
     for (const parameter of definition.parameters) {
       if (seen.has(parameter.name)) {

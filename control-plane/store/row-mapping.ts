@@ -45,7 +45,16 @@ export function serverFromRow(row: Selectable<ServersTable>): ServerRecord {
 /** The definition columns shared by tools and tool_versions. */
 export type DefinitionColumns = Pick<
   ToolsTable,
-  'description' | 'code' | 'parameters' | 'secret_names' | 'limits' | 'strict'
+  | 'description'
+  | 'code'
+  | 'parameters'
+  | 'secret_names'
+  | 'limits'
+  | 'strict'
+  | 'title'
+  | 'annotations'
+  | 'input_schema'
+  | 'output_schema'
 >;
 
 /** A validated definition as columns. */
@@ -57,19 +66,35 @@ export function definitionToColumns(definition: ToolDefinition): DefinitionColum
     secret_names: JSON.stringify(definition.secrets),
     limits: JSON.stringify(definition.limits),
     strict: definition.strict ? 1 : 0,
+    title: definition.title ?? null,
+    annotations: jsonOrNull(definition.annotations),
+    // JSON text keeps the schema as written: key order, $schema, $defs and all.
+    input_schema: jsonOrNull(definition.inputSchema),
+    output_schema: jsonOrNull(definition.outputSchema),
   };
 }
 
-/** Definition columns as a ToolDefinition. */
+/**
+ * Definition columns as a ToolDefinition. Metadata a tool does not have is
+ * absent (not undefined), so a record reads back equal to what was saved.
+ */
 export function definitionFromColumns(row: DefinitionColumns): ToolDefinition {
   return {
+    ...(row.title === null ? {} : { title: row.title }),
     description: row.description,
     code: row.code,
     parameters: JSON.parse(row.parameters),
+    ...(row.input_schema === null ? {} : { inputSchema: JSON.parse(row.input_schema) }),
+    ...(row.output_schema === null ? {} : { outputSchema: JSON.parse(row.output_schema) }),
+    ...(row.annotations === null ? {} : { annotations: JSON.parse(row.annotations) }),
     secrets: JSON.parse(row.secret_names),
     limits: JSON.parse(row.limits),
     strict: row.strict === 1,
   };
+}
+
+function jsonOrNull(value: object | undefined): string | null {
+  return value === undefined ? null : JSON.stringify(value);
 }
 
 /** A tools row (with its server's subdomain) as a ToolRecord. */

@@ -22,13 +22,25 @@
 /** @typedef {import('../tool-context.js').ContextApi} ContextApi */
 /** @typedef {[resolve: (value: unknown) => void, reject: (error: unknown) => void]} PendingCall */
 /** @typedef {[callback: Function, args: unknown[], repeat: boolean]} Timer */
+/**
+ * What the web platform's installer gets from the bootstrap: the one way to
+ * the host, brokered calls, and errors made in this realm.
+ * @typedef {{
+ *   bridge: (kind: string, a?: string | number | boolean, b?: string | number | boolean, c?: string | number, d?: string | number) => unknown,
+ *   callHost: (op: string, args: unknown) => Promise<unknown>,
+ *   makeError: (code: string, message: string) => Error,
+ *   messageOf: (error: unknown) => string,
+ * }} WebPlatformHost
+ */
 
 /**
- * Takes the console formatter (console-format.js) and returns `install`.
+ * Takes the console formatter (console-format.js) and the web platform's
+ * installer (web-platform.js) and returns `install`.
  * @param {(messageOf: (error: unknown) => string) => (args: unknown[]) => string} createConsoleFormatter
+ * @param {(global: Record<string, unknown>, host: WebPlatformHost) => void} installWebPlatform
  * @returns {(hostBridge: HostBridge) => ContextApi}
  */
-function bootstrap(createConsoleFormatter) {
+function bootstrap(createConsoleFormatter, installWebPlatform) {
   'use strict';
   return function install(hostBridge) {
     /** The context's global, as the untyped bag of properties it is to us. */
@@ -59,8 +71,8 @@ function bootstrap(createConsoleFormatter) {
      * @param {string} kind
      * @param {string | number | boolean} [a]
      * @param {string | number | boolean} [b]
-     * @param {number} [c]
-     * @param {number} [d]
+     * @param {string | number} [c]
+     * @param {string | number} [d]
      */
     function bridge(kind, a, b, c, d) {
       try {
@@ -295,7 +307,184 @@ function bootstrap(createConsoleFormatter) {
       }
       return lodashValue;
     }
-    const sdk = { http: http, db: db };
+    // ---------------------------------------------------------------- rich results
+    // Blocks made here are remembered (a WeakSet of this realm): a returned
+    // block, or an array of them, becomes MCP content. A look-alike plain object
+    // is ordinary JSON data, as before. The host checks every block again.
+    const contentBlocks = new WeakSet();
+    const weakSetAdd = WeakSet.prototype.add;
+    const weakSetHas = WeakSet.prototype.has;
+    const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    const MIME_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/;
+    const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+    /** @param {Record<string, unknown>} fields */
+    function contentBlock(fields) {
+      const block = ObjectFreeze(fields);
+      ReflectApply(weakSetAdd, contentBlocks, [block]);
+      return block;
+    }
+
+    /** @param {unknown} value */
+    function isContentBlock(value) {
+      return (
+        value !== null &&
+        typeof value === 'object' &&
+        ReflectApply(weakSetHas, contentBlocks, [value]) === true
+      );
+    }
+
+    /**
+     * @param {string} where
+     * @param {unknown} value
+     * @param {RegExp} pattern
+     * @param {string} what
+     */
+    function checkText(where, value, pattern, what) {
+      if (typeof value !== 'string' || ReflectApply(regexpExec, pattern, [value]) === null) {
+        throw new CtxTypeError(where + ' must be ' + what);
+      }
+      return value;
+    }
+
+    /**
+     * @param {'image' | 'audio'} type
+     * @param {unknown} data
+     * @param {unknown} mimeType
+     */
+    function mediaBlock(type, data, mimeType) {
+      const where = 'sdk.content.' + type;
+      return contentBlock({
+        type: type,
+        data: checkText(where + ': data', data, BASE64, 'base64 text (btoa gives it)'),
+        mimeType: checkText(where + ': mimeType', mimeType, MIME_TYPE, 'a MIME type'),
+      });
+    }
+
+    const content = ObjectFreeze({
+      /** @param {unknown} text */
+      text: function text(text) {
+        if (typeof text !== 'string') throw new CtxTypeError('sdk.content.text expects a string');
+        return contentBlock({ type: 'text', text: text });
+      },
+      /**
+       * @param {unknown} data
+       * @param {unknown} mimeType
+       */
+      image: function image(data, mimeType) {
+        return mediaBlock('image', data, mimeType);
+      },
+      /**
+       * @param {unknown} data
+       * @param {unknown} mimeType
+       */
+      audio: function audio(data, mimeType) {
+        return mediaBlock('audio', data, mimeType);
+      },
+      /** @param {any} resource {uri, mimeType?, text | blob}; read defensively */
+      resource: function resource(resource) {
+        const where = 'sdk.content.resource';
+        if (resource === null || typeof resource !== 'object') {
+          throw new CtxTypeError(where + ' expects {uri, mimeType?, text | blob}');
+        }
+        const uri = checkText(where + ': uri', resource.uri, ABSOLUTE_URI, 'an absolute URI');
+        const mimeType = resource.mimeType;
+        const text = resource.text;
+        const blob = resource.blob;
+        if ((text === undefined) === (blob === undefined)) {
+          throw new CtxTypeError(where + ' needs exactly one of text and blob');
+        }
+        /** @type {Record<string, unknown>} */
+        const contents = { uri: uri };
+        if (mimeType !== undefined) {
+          contents.mimeType = checkText(where + ': mimeType', mimeType, MIME_TYPE, 'a MIME type');
+        }
+        if (text !== undefined) {
+          if (typeof text !== 'string') throw new CtxTypeError(where + ': text must be a string');
+          contents.text = text;
+        } else {
+          contents.blob = checkText(where + ': blob', blob, BASE64, 'base64 text (btoa gives it)');
+        }
+        return contentBlock({ type: 'resource', resource: ObjectFreeze(contents) });
+      },
+    });
+
+    /**
+     * The blocks a result stands for, or null when it is ordinary data; an
+     * array mixing blocks with other values is refused rather than guessed at.
+     * @param {unknown} value
+     * @returns {unknown[] | null}
+     */
+    function contentOf(value) {
+      if (isContentBlock(value)) return [value];
+      if (!ArrayIsArray(value) || value.length === 0) return null;
+      let blocks = 0;
+      for (let i = 0; i < value.length; i++) if (isContentBlock(value[i])) blocks++;
+      if (blocks === 0) return null;
+      if (blocks < value.length) {
+        throw new CtxTypeError(
+          'the result mixes sdk.content blocks with other values; wrap text in sdk.content.text(...)',
+        );
+      }
+      return value;
+    }
+
+    // ---------------------------------------------------------------- the calling client
+    let lastProgress = -Infinity;
+
+    /**
+     * @param {unknown} progress
+     * @param {unknown} total
+     * @param {unknown} message
+     */
+    function progress(progress, total, message) {
+      if (typeof progress !== 'number' || progress !== progress || !(progress > -Infinity)) {
+        throw new CtxTypeError('sdk.progress: progress must be a finite number');
+      }
+      if (progress === Infinity) throw new CtxTypeError('sdk.progress: progress must be finite');
+      if (!(progress > lastProgress)) {
+        throw new CtxRangeError(
+          'sdk.progress: progress must increase with each call (it was ' +
+            lastProgress +
+            ', now ' +
+            progress +
+            ')',
+        );
+      }
+      if (
+        total !== undefined &&
+        (typeof total !== 'number' || !(total > -Infinity && total < Infinity))
+      ) {
+        throw new CtxTypeError('sdk.progress: total must be a finite number when given');
+      }
+      if (message !== undefined && typeof message !== 'string') {
+        throw new CtxTypeError('sdk.progress: message must be a string when given');
+      }
+      lastProgress = progress;
+      bridge('progress', progress, total, message);
+    }
+
+    /**
+     * @param {unknown} message
+     * @param {unknown} requestedSchema
+     */
+    function elicit(message, requestedSchema) {
+      return callHost('client.elicit', { message: message, requestedSchema: requestedSchema });
+    }
+
+    /** @param {unknown} request {messages, maxTokens, systemPrompt?, ...} */
+    function sample(request) {
+      return callHost('client.sample', request);
+    }
+
+    const sdk = {
+      http: http,
+      db: db,
+      content: content,
+      progress: progress,
+      elicit: elicit,
+      sample: sample,
+    };
     ObjectDefineProperty(sdk, 'lodash', { enumerable: true, configurable: false, get: lodash });
 
     // ---------------------------------------------------------------- console
@@ -479,6 +668,18 @@ function bootstrap(createConsoleFormatter) {
         );
         return;
       }
+      let blocks;
+      try {
+        blocks = contentOf(value);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      if (blocks !== null) {
+        // Blocks are frozen objects of strings made here: they always serialise.
+        bridge('ok', JSONStringify(blocks), 'content');
+        return;
+      }
       let json;
       try {
         json = JSONStringify(value);
@@ -562,6 +763,13 @@ function bootstrap(createConsoleFormatter) {
     }
 
     ObjectFreeze(sdk);
+
+    installWebPlatform(G, {
+      bridge: bridge,
+      callHost: callHost,
+      makeError: makeError,
+      messageOf: messageOf,
+    });
 
     // What the engine settles on its own schedule, outside the drains the host
     // controls (see tool-context.ts): a FinalizationRegistry callback would run

@@ -37,6 +37,15 @@ export const ERROR_CODES = [
   'ERR_DB_FAILED',
   /** A table or column name is not a plain identifier. */
   'ERR_DB_IDENTIFIER',
+  /**
+   * The calling client cannot take a request the tool made (elicitation or
+   * sampling it did not announce, or a test run with no client at all).
+   */
+  'ERR_CLIENT_UNSUPPORTED',
+  /** The calling client answered an elicitation or sampling request with an error, or not at all. */
+  'ERR_CLIENT_FAILED',
+  /** The tool's result does not match its declared `outputSchema`; the message names the path. */
+  'ERR_OUTPUT_INVALID',
   /** The harness or the control plane broke the stdio contract. */
   'ERR_PROTOCOL',
   /** The container died while running the invocation. */

@@ -3,7 +3,7 @@
  * container: one JSON object per line, each validated by these schemas where it
  * arrives. Nothing else in the repository defines a message shape.
  *
- * harness → control plane: ready, log, call, result
+ * harness → control plane: ready, log, progress, call, result
  * control plane → harness: invoke, reply, cancel
  */
 import { z } from 'zod';
@@ -48,6 +48,10 @@ export const HttpRequestArgs = z.object({
     .max(8 * 1024),
   headers: HeaderMap.optional(),
   body: z.string().optional(),
+  /** How `body` is written: text as UTF-8 (the default), or base64 of raw bytes (`fetch` with bytes). */
+  bodyEncoding: z.enum(['utf8', 'base64']).optional(),
+  /** How the response body comes back: decoded as UTF-8 text (the default), or base64 of its bytes. */
+  responseEncoding: z.enum(['utf8', 'base64']).optional(),
 });
 export type HttpRequestArgs = z.infer<typeof HttpRequestArgs>;
 
@@ -55,6 +59,10 @@ export const HttpResponseValue = z.object({
   status: z.number().int(),
   headers: z.record(z.string(), z.string()),
   body: z.string(),
+  /** The URL that answered: the last one after redirects (`fetch`'s `response.url`). */
+  url: z.string(),
+  /** Whether a redirect was followed (`fetch`'s `response.redirected`). */
+  redirected: z.boolean(),
 });
 export type HttpResponseValue = z.infer<typeof HttpResponseValue>;
 
@@ -88,13 +96,43 @@ export type DbSelectArgs = z.infer<typeof DbSelectArgs>;
 export type DbInsertArgs = z.infer<typeof DbInsertArgs>;
 export type DbQueryArgs = z.infer<typeof DbQueryArgs>;
 
+// ---------------------------------------------------------------------------
+// Requests to the calling MCP client (sdk.elicit, sdk.sample). Only their outer
+// shape is checked here; the control plane checks the rest against the MCP
+// schema of the request it sends.
+
+const LONG_TEXT = 256 * 1024;
+
+export const ElicitArgs = z.object({
+  message: z.string().min(1).max(LONG_TEXT),
+  requestedSchema: z.record(z.string(), z.unknown()),
+});
+export type ElicitArgs = z.infer<typeof ElicitArgs>;
+
+export const SampleArgs = z.looseObject({
+  messages: z.array(z.unknown()).min(1).max(1024),
+  maxTokens: z.number().int().positive(),
+});
+export type SampleArgs = z.infer<typeof SampleArgs>;
+
 /** The operations the broker performs, with the schema of each one's arguments. */
-export const CALL_OPERATIONS = {
+export const BROKER_OPERATIONS = {
   http: HttpRequestArgs,
   'db.select': DbSelectArgs,
   'db.insert': DbInsertArgs,
   'db.query': DbQueryArgs,
 } as const;
+export type BrokerOperation = keyof typeof BROKER_OPERATIONS;
+
+/** Requests the control plane forwards to the MCP client that made the call. */
+export const CLIENT_OPERATIONS = {
+  'client.elicit': ElicitArgs,
+  'client.sample': SampleArgs,
+} as const;
+export type ClientOperation = keyof typeof CLIENT_OPERATIONS;
+
+/** Every operation a `call` may name: the broker's and the client's. */
+export const CALL_OPERATIONS = { ...BROKER_OPERATIONS, ...CLIENT_OPERATIONS } as const;
 export type CallOperation = keyof typeof CALL_OPERATIONS;
 export const CallOperation = z.enum(
   Object.keys(CALL_OPERATIONS) as [CallOperation, ...CallOperation[]],
@@ -117,6 +155,15 @@ export const LogMessage = z.object({
   text: z.string(),
 });
 
+/** `sdk.progress(...)`; sent only when the invoke said the caller asked for progress. */
+export const ProgressMessage = z.object({
+  type: z.literal('progress'),
+  invocation: InvocationId,
+  progress: z.number().finite(),
+  total: z.number().finite().optional(),
+  message: z.string().max(4096).optional(),
+});
+
 /** A brokered request from tool code; `args` is checked per `op` by the broker. */
 export const CallMessage = z.object({
   type: z.literal('call'),
@@ -125,6 +172,37 @@ export const CallMessage = z.object({
   op: CallOperation,
   args: z.unknown(),
 });
+
+// ---------------------------------------------------------------------------
+// Rich results: MCP content blocks a tool built with sdk.content.*.
+
+/** Standard base64 with padding (what MCP's `data` and `blob` fields hold). */
+const Base64 = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, 'must be base64');
+const MimeType = z
+  .string()
+  .regex(/^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/, 'must be a MIME type such as image/png')
+  .max(256);
+const ResourceUri = z
+  .string()
+  .min(1)
+  .max(8 * 1024)
+  .regex(/^[A-Za-z][A-Za-z0-9+.-]*:/, 'must be an absolute URI');
+
+export const ContentBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), data: Base64, mimeType: MimeType }),
+  z.object({ type: z.literal('audio'), data: Base64, mimeType: MimeType }),
+  z.object({
+    type: z.literal('resource'),
+    resource: z.union([
+      z.object({ uri: ResourceUri, mimeType: MimeType.optional(), text: z.string() }),
+      z.object({ uri: ResourceUri, mimeType: MimeType.optional(), blob: Base64 }),
+    ]),
+  }),
+]);
+export type ContentBlock = z.infer<typeof ContentBlock>;
 
 /** V8 heap in use when the result was sent, in bytes: the pool retires a container whose heap stays high. */
 const HeapUsedBytes = z.number().int().nonnegative().optional();
@@ -136,6 +214,8 @@ export const ResultMessage = z.discriminatedUnion('ok', [
     ok: z.literal(true),
     /** The tool's return value, JSON-serialisable; `undefined` became `null`. */
     value: z.unknown(),
+    /** Set instead of a meaningful `value` (then null) when the tool returned sdk.content blocks. */
+    content: z.array(ContentBlock).min(1).max(1024).optional(),
     heap: HeapUsedBytes,
   }),
   z.object({
@@ -147,9 +227,16 @@ export const ResultMessage = z.discriminatedUnion('ok', [
   }),
 ]);
 
-export const HarnessMessage = z.union([ReadyMessage, LogMessage, CallMessage, ResultMessage]);
+export const HarnessMessage = z.union([
+  ReadyMessage,
+  LogMessage,
+  ProgressMessage,
+  CallMessage,
+  ResultMessage,
+]);
 export type ReadyMessage = z.infer<typeof ReadyMessage>;
 export type LogMessage = z.infer<typeof LogMessage>;
+export type ProgressMessage = z.infer<typeof ProgressMessage>;
 export type CallMessage = z.infer<typeof CallMessage>;
 export type ResultMessage = z.infer<typeof ResultMessage>;
 export type HarnessMessage = z.infer<typeof HarnessMessage>;
@@ -187,6 +274,8 @@ export const InvokeMessage = z.object({
   env: z.record(z.string(), z.string()),
   timeoutMs: z.number().int().positive(),
   limits: InvokeLimits,
+  /** True when the caller sent a progress token: only then does `sdk.progress` send anything. */
+  progress: z.boolean().optional(),
 });
 
 export const ReplyMessage = z.discriminatedUnion('ok', [

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker, EgressPolicy } from '../../control-plane/broker/index.js';
 import { brokerWithDefaults } from './broker-with-defaults.js';
 import type { BrokerCallContext } from '../../control-plane/broker/broker.js';
-import type { CallOperation } from '../../src/protocol/index.js';
+import type { BrokerOperation } from '../../src/protocol/index.js';
 import {
   openTestDatabase,
   uniqueTableName,
@@ -34,7 +34,8 @@ describe.each<DatabaseType>(['pg', 'mysql'])('sdk.db sessions on %s', (type) => 
   const invocation = (server: string) => {
     const call: BrokerCallContext = context({ server });
     return {
-      call: (op: CallOperation, args: object) => broker.handle(op, { ...target(), ...args }, call),
+      call: (op: BrokerOperation, args: object) =>
+        broker.handle(op, { ...target(), ...args }, call),
       query: async (sql: string, values: unknown[] = []) =>
         (
           (await broker.handle('db.query', { ...target(), sql, values }, call)) as {

@@ -13,12 +13,12 @@ import {
 } from './database-targets.js';
 import { context, failure } from './call-helpers.js';
 import type { BrokerCallContext } from '../../control-plane/broker/broker.js';
-import type { CallOperation } from '../../src/protocol/index.js';
+import type { BrokerOperation } from '../../src/protocol/index.js';
 
 /** One call as its own invocation: handled, then the invocation ends and its connection goes back. */
 async function once(
   target: Broker,
-  op: CallOperation,
+  op: BrokerOperation,
   args: unknown,
   call: BrokerCallContext = context(),
 ): Promise<unknown> {

@@ -11,7 +11,7 @@ import { brokerLimitsFrom } from '../../control-plane/app/component-settings.js'
 import { Broker, EgressPolicy } from '../../control-plane/broker/index.js';
 import type { BrokerCallContext } from '../../control-plane/broker/broker.js';
 import { defaultConfig } from '../../control-plane/config.js';
-import type { CallOperation } from '../../src/protocol/index.js';
+import type { BrokerOperation } from '../../src/protocol/index.js';
 import { openTestDatabase, uniqueTableName, type TestDatabase } from './database-targets.js';
 import { context } from './call-helpers.js';
 
@@ -27,7 +27,7 @@ describe('sdk.db on mysql under the session sql_mode', () => {
     const call: BrokerCallContext = context();
     const target = { type: 'mysql', connection: { ...database.connection, host: address } };
     return {
-      call: (op: CallOperation, args: object) => broker.handle(op, { ...target, ...args }, call),
+      call: (op: BrokerOperation, args: object) => broker.handle(op, { ...target, ...args }, call),
       query: async (sql: string, values: unknown[] = []) =>
         (
           (await broker.handle('db.query', { ...target, sql, values }, call)) as {

@@ -179,6 +179,83 @@ export function describeAdminApi(
       expect((await plane.admin('GET', '/api/servers/alpha/tools')).body.tools).toHaveLength(1);
     });
 
+    it('saves title, annotations and JSON Schema 2020-12 schemas as written, and refuses bad ones', async () => {
+      expect((await plane.admin('POST', '/api/servers', { subdomain: 'described' })).status).toBe(
+        201,
+      );
+      const inputSchema = {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { tag: { type: 'string', minLength: 1 } },
+        properties: { tags: { type: 'array', items: { $ref: '#/$defs/tag' } } },
+        required: ['tags'],
+        additionalProperties: false,
+      };
+      const outputSchema = { type: 'object', properties: { count: { type: 'integer' } } };
+      const definition = {
+        title: 'Count tags',
+        description: 'Counts tags.',
+        annotations: { readOnlyHint: true, openWorldHint: false },
+        inputSchema,
+        outputSchema,
+        code: 'return { count: params.tags.length };',
+      };
+      const saved = await plane.admin('PUT', '/api/servers/described/tools/count', definition);
+      expect(saved.status).toBe(201);
+      expect(saved.body).toMatchObject({ ...definition, parameters: [], version: 1 });
+      const read = await plane.admin('GET', '/api/servers/described/tools/count');
+      expect(JSON.stringify(read.body.inputSchema)).toBe(JSON.stringify(inputSchema));
+      expect(read.body).toMatchObject(definition);
+      const run = await plane.admin('POST', '/api/servers/described/tools/count/invoke', {
+        params: { tags: ['a', 'b'] },
+      });
+      expect(run.body).toMatchObject({ ok: true, result: { count: 2 } });
+      const refused = await plane.admin('POST', '/api/servers/described/tools/count/invoke', {
+        params: { tags: ['a', ''] },
+      });
+      expect(refused.body.error).toEqual({
+        code: 'ERR_INVALID_ARGUMENT',
+        message:
+          'arguments do not match inputSchema: /tags/1 must NOT have fewer than 1 characters',
+      });
+
+      const bad = await plane.admin('PUT', '/api/servers/described/tools/count', {
+        ...definition,
+        inputSchema: { ...inputSchema, properties: { tags: { type: 'array', itemz: {} } } },
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({
+        code: 'ERR_VALIDATION',
+        details: [
+          { path: 'inputSchema.properties.tags.itemz', message: expect.stringContaining('itemz') },
+        ],
+      });
+      const both = await plane.admin('PUT', '/api/servers/described/tools/count', {
+        ...definition,
+        parameters: [{ name: 'tags', type: 'array', required: true }],
+      });
+      expect(both.status).toBe(400);
+      expect(both.body.error.details[0].path).toBe('inputSchema');
+      expect((await plane.admin('GET', '/api/servers/described/tools/count')).body.version).toBe(1);
+
+      const document = await (await loopbackFetch(`${plane.adminUrl}/api/openapi.json`)).json();
+      const body =
+        document.paths['/api/servers/{sub}/tools/{name}'].put.requestBody.content[
+          'application/json'
+        ].schema;
+      expect(body.properties.inputSchema).toMatchObject({ type: 'object' });
+      expect(body.properties.outputSchema).toMatchObject({ type: 'object' });
+      expect(body.properties.title).toMatchObject({ type: 'string' });
+      expect(Object.keys(body.properties.annotations.properties).sort()).toEqual([
+        'destructiveHint',
+        'idempotentHint',
+        'openWorldHint',
+        'readOnlyHint',
+        'title',
+      ]);
+      expect((await plane.admin('DELETE', '/api/servers/described')).status).toBe(204);
+    });
+
     it('keeps secrets write-only', async () => {
       const put = await plane.admin('PUT', '/api/servers/alpha/secrets/API_KEY', {
         value: 'super-secret-value-123',

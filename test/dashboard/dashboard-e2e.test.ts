@@ -181,6 +181,87 @@ it('runs the operator flow in a real browser', async () => {
   await page.getByRole('heading', { name: 'Version history' }).waitFor();
   await screenshot('05-tool-test-run');
 
+  // A tool with a JSON Schema 2020-12 inputSchema, an outputSchema, a title and hints:
+  // text that is not JSON and a schema the server refuses are shown at the field.
+  await page.getByRole('link', { name: 'All tools' }).click();
+  await page.getByLabel('Tool name').fill('lookup');
+  await page.getByRole('button', { name: 'Write tool' }).click();
+  await page.getByLabel('Title (optional)').fill('Look up a region');
+  await page.getByLabel('Description').fill('Says where a region is.');
+  await page.getByRole('radio', { name: 'JSON Schema 2020-12' }).check();
+  const inputSchema = page.getByLabel('Input schema (JSON Schema 2020-12)');
+  // Switching starts the schema from the (empty) parameter list.
+  expect(JSON.parse(await inputSchema.inputValue())).toMatchObject({
+    type: 'object',
+    properties: {},
+  });
+  await inputSchema.fill('{ "type": "object", ');
+  await page.getByRole('button', { name: 'Save tool' }).click();
+  await expect
+    .poll(() => page.locator('#tool-input-schema-error').textContent())
+    .toContain('is not valid JSON');
+  const schemaText = (enumKeyword: string) =>
+    JSON.stringify(
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { region: { [enumKeyword]: ['eu', 'us'] } },
+        properties: { region: { $ref: '#/$defs/region' } },
+        required: ['region'],
+        additionalProperties: false,
+      },
+      null,
+      2,
+    );
+  await inputSchema.fill(schemaText('enumm'));
+  await page
+    .getByLabel('Output schema (optional)')
+    .fill('{"type":"object","properties":{"where":{"type":"string"}},"required":["where"]}');
+  await page.getByLabel('Read-only').selectOption('true');
+  await page.getByLabel('Open world').selectOption('false');
+  await page
+    .getByRole('textbox', { name: 'Code' })
+    .fill("return { where: params.region === 'eu' ? 'Europe' : 'America' };");
+  await page.getByRole('button', { name: 'Save tool' }).click();
+  await expect
+    .poll(() => page.locator('#tool-input-schema-error').textContent())
+    .toContain('inputSchema.$defs.region.enumm: unknown keyword "enumm"');
+  expect(await inputSchema.getAttribute('aria-invalid')).toBe('true');
+  expect(await page.locator('#tool-error').textContent()).toContain('Not saved');
+  await screenshot('05b-tool-schema-refused');
+  expect((await plane.admin('GET', `/api/servers/${SUB}/tools/lookup`)).status).toBe(404);
+
+  await inputSchema.fill(schemaText('enum'));
+  await page.getByRole('button', { name: 'Save tool' }).click();
+  await expect
+    .poll(() => page.locator('#tool-status').textContent())
+    .toContain('Saved as version 1');
+  expect(await inputSchema.getAttribute('aria-invalid')).toBeNull();
+  const saved = (await plane.admin('GET', `/api/servers/${SUB}/tools/lookup`)).body;
+  expect(saved).toMatchObject({
+    title: 'Look up a region',
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    parameters: [],
+    outputSchema: { required: ['where'] },
+  });
+  expect(JSON.stringify(saved.inputSchema, null, 2)).toBe(schemaText('enum'));
+
+  // Its test run takes JSON arguments, prefilled from the schema; a mismatch names the path.
+  const args = page.getByLabel('Arguments (JSON)');
+  expect(JSON.parse(await args.inputValue())).toEqual({ region: 'eu' });
+  await args.fill('{"region": "asia"}');
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await expect
+    .poll(() => page.locator('.run-output').textContent(), { timeout: 30_000 })
+    .toContain('ERR_INVALID_ARGUMENT: arguments do not match inputSchema: /region must be one of');
+  await args.fill('{"region": "eu"}');
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await expect
+    .poll(() => page.locator('#run-outcome').textContent(), { timeout: 30_000 })
+    .toMatch(/Succeeded in \d+ ms/);
+  expect(await page.locator('pre.result').textContent()).toContain('"where": "Europe"');
+  await screenshot('05c-tool-schema-test-run');
+
   // OAuth 2.0: unreachable and incomplete metadata are refused inline, nothing saved.
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.getByLabel('Security mode').selectOption('oauth2');

@@ -12,6 +12,7 @@ import {
   type CallMessage,
   type InvokeLimits,
   type LogMessage,
+  type ProgressMessage,
   type ResultMessage,
   type WireError,
 } from '../../src/protocol/index.js';
@@ -32,6 +33,8 @@ export interface InvokeOptions {
   waitMs?: number;
   /** Invocation id; default a fresh UUID. */
   id?: string;
+  /** Whether the caller asked for progress (the invoke's `progress`); default absent. */
+  progress?: boolean;
 }
 
 /** Everything one invocation produced, in arrival order. */
@@ -39,6 +42,7 @@ export interface InvocationOutcome {
   result: ResultMessage;
   logs: LogMessage[];
   calls: CallMessage[];
+  progress: ProgressMessage[];
   /** Logs and calls interleaved as they arrived. */
   sequence: (LogMessage | CallMessage)[];
 }
@@ -114,12 +118,19 @@ export class HarnessClient {
   /** Runs tool code to its result, answering calls with `onCall`. */
   async invoke(code: string, options: InvokeOptions = {}): Promise<InvocationOutcome> {
     const id = options.id ?? randomUUID();
-    const outcome: Omit<InvocationOutcome, 'result'> = { logs: [], calls: [], sequence: [] };
+    const outcome: Omit<InvocationOutcome, 'result'> = {
+      logs: [],
+      calls: [],
+      progress: [],
+      sequence: [],
+    };
     const listener = (message: HarnessMessage): void => {
       if (!('invocation' in message) || message.invocation !== id) return;
       if (message.type === 'log') {
         outcome.logs.push(message);
         outcome.sequence.push(message);
+      } else if (message.type === 'progress') {
+        outcome.progress.push(message);
       } else if (message.type === 'call') {
         outcome.calls.push(message);
         outcome.sequence.push(message);
@@ -140,6 +151,7 @@ export class HarnessClient {
         env: options.env ?? {},
         timeoutMs: options.timeoutMs ?? 5_000,
         limits: { ...DEFAULT_LIMITS, ...options.limits },
+        ...(options.progress === undefined ? {} : { progress: options.progress }),
       });
       return { ...outcome, result: (await result) as ResultMessage };
     } finally {

@@ -248,6 +248,188 @@ describe('escape attempts', () => {
   });
 });
 
+/** A fetch reply as the broker gives it (base64 body, since fetch asks for it). */
+const fetchOk: CallHandler = () => ({
+  ok: true,
+  value: {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{"a":1}').toString('base64'),
+  },
+});
+
+describe('the web platform', () => {
+  it('every web global, its lazy accessor, its instances and what they return', async () => {
+    const verdicts = await probe(`
+      const names = ['URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'structuredClone',
+        'DOMException', 'Event', 'EventTarget', 'CustomEvent', 'AbortController', 'AbortSignal', 'performance',
+        'crypto', 'Crypto', 'CryptoKey', 'SubtleCrypto', 'fetch', 'Headers', 'Response'];
+      for (const name of names) {
+        const accessor = Object.getOwnPropertyDescriptor(globalThis, name);
+        reach(name + ' getter', accessor.get);
+        reach(name + ' setter', accessor.set);
+        reach(name, globalThis[name]);
+        reach(name + ' prototype', globalThis[name].prototype ?? Object.getPrototypeOf(globalThis[name]));
+      }
+      const attempt = (f) => { try { return f(); } catch (e) { return e; } };
+      const url = new URL('https://user:pw@example.com/a?b=c#d');
+      reach('url', url); reach('searchParams', url.searchParams);
+      reach('searchParams iterator', url.searchParams[Symbol.iterator]()); reach('iterator step', url.searchParams.entries().next());
+      reach('url error', attempt(() => new URL('::')));
+      reach('encoded', new TextEncoder().encode('x')); reach('encodeInto', new TextEncoder().encodeInto('x', new Uint8Array(2)));
+      reach('decoder', new TextDecoder()); reach('decode error', attempt(() => new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array([255]))));
+      reach('label error', attempt(() => new TextDecoder('nope')));
+      reach('atob error', attempt(() => atob('*')));
+      reach('clone', structuredClone({ a: new Map([[1, new Date()]]) })); reach('clone error', attempt(() => structuredClone(() => 1)));
+      const controller = new AbortController();
+      reach('controller', controller); reach('signal', controller.signal);
+      controller.signal.addEventListener('abort', (event) => { reach('abort event', event); reach('event target', event.target); reach('composedPath', event.composedPath()); });
+      controller.abort(); reach('abort reason', controller.signal.reason);
+      reach('timeout signal', AbortSignal.timeout(1)); reach('any signal', AbortSignal.any([controller.signal]));
+      reach('event', new CustomEvent('x', { detail: {} }));
+      reach('performance', performance); reach('now', performance.now()); reach('toJSON', performance.toJSON());
+      reach('crypto', crypto); reach('subtle', crypto.subtle); reach('random', crypto.getRandomValues(new Uint8Array(4)));
+      reach('quota error', attempt(() => crypto.getRandomValues(new Uint8Array(65537))));
+      const digest = crypto.subtle.digest('SHA-256', new Uint8Array(1));
+      reach('digest promise', digest); reach('digest', await digest);
+      const key = await crypto.subtle.importKey('raw', new Uint8Array(8), { name: 'HMAC', hash: 'SHA-1' }, true, ['sign']);
+      reach('key', key); reach('key algorithm', key.algorithm); reach('key usages', key.usages);
+      reach('signature', await crypto.subtle.sign('HMAC', key, new Uint8Array(1)));
+      reach('exported', await crypto.subtle.exportKey('raw', key));
+      reach('subtle error', await crypto.subtle.encrypt('AES-GCM', key, new Uint8Array(1)).catch((e) => e));
+      const headers = new Headers({ a: 'b' });
+      reach('headers', headers); reach('headers iterator', headers.entries()); reach('headers step', headers.entries().next());
+      const made = new Response('x'); reach('made response', made); reach('made text', made.text());`);
+    expectContained(verdicts);
+    expect(verdicts).toContain('url: context Function');
+    expect(verdicts).toContain('abort event: context Function');
+  });
+
+  it('fetch: its promise, the Response, headers, bodies and errors', async () => {
+    const verdicts = await probe(
+      `
+      const promise = fetch('https://example.com/', { method: 'POST', body: new Uint8Array([1, 2]) });
+      reach('fetch promise', promise);
+      const response = await promise;
+      reach('response', response); reach('headers', response.headers);
+      response.headers.forEach((value, name, owner) => reach('forEach owner', owner));
+      reach('clone', response.clone());
+      reach('text promise', response.clone().text()); reach('json', await response.clone().json());
+      reach('arrayBuffer', await response.clone().arrayBuffer()); reach('bytes', await response.bytes());
+      reach('reread', await response.text().catch((e) => e));
+      reach('abort', await fetch('https://example.com/', { signal: AbortSignal.abort() }).catch((e) => e));
+      reach('bad init', await fetch('https://example.com/', { method: 'GET', body: 'x' }).catch((e) => e));`,
+      { onCall: fetchOk },
+    );
+    expectContained(verdicts);
+    const failed = await probe(
+      `const error = await fetch('https://example.com/').catch((e) => e);
+       reach('network error', error); reach('its cause', error.cause);`,
+      { onCall: () => ({ ok: false, error: { code: 'ERR_EGRESS_DENIED', message: 'refused' } }) },
+    );
+    expectContained(failed);
+    expect(failed).toContain('network error: context Function');
+  });
+
+  it('Error.prepareStackTrace call sites inside the web platform and whatwg-url', async () => {
+    const verdicts = await probe(
+      `
+      Error.prepareStackTrace = (error, sites) => {
+        for (const site of sites) { reach('site this', site.getThis()); reach('site function', site.getFunction()); }
+        return 'stack';
+      };
+      const stackOf = (f) => { try { f(); } catch (e) { return e.stack; } };
+      stackOf(() => new URL('http://[bad'));
+      stackOf(() => new URLSearchParams({ get a() { throw new Error('getter'); } }));
+      stackOf(() => new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array([0xc3])));
+      stackOf(() => structuredClone({ get a() { throw new Error('clone getter'); } }));
+      stackOf(() => atob('@'));
+      new Headers({ get a() { new Error('headers getter').stack; return 'v'; } });
+      const target = new EventTarget();
+      target.addEventListener('e', () => { new Error('listener').stack; });
+      target.dispatchEvent(new Event('e'));
+      await fetch('https://example.com/', { get method() { new Error('init getter').stack; return 'GET'; } });
+      await crypto.subtle.digest({ get name() { new Error('algorithm getter').stack; return 'SHA-256'; } }, new Uint8Array(1));
+      Error.prepareStackTrace = undefined;`,
+      { onCall: fetchOk },
+    );
+    expectContained(verdicts);
+  });
+
+  it('thenables and hostile getters around fetch see only tool-realm values', async () => {
+    const verdicts = await probe(
+      `
+      Object.defineProperty(Object.prototype, 'then', { configurable: true, get() { reach('then get', this); return undefined; } });
+      const response = await fetch('https://example.com/');
+      delete Object.prototype.then;
+      reach('response', response);
+      Response.prototype.then = function (resolve) { reach('then this', this); reach('then resolve', resolve); resolve(1); };
+      reach('awaited', await fetch('https://example.com/'));
+      delete Response.prototype.then;
+      const thrown = await fetch('https://example.com/', { get headers() { throw { odd: true }; } }).catch((e) => e);
+      reach('getter throw', thrown);
+      let reads = 0;
+      await fetch('https://example.com/', { get method() { reads++; return reads === 1 ? 'GET' : { toString() { reach('second read', this); return 'POST'; } }; } });
+      verdicts.push('method reads: ' + reads);`,
+      { onCall: fetchOk },
+    );
+    expectContained(verdicts);
+    expect(verdicts).toContain('method reads: 1');
+    expect(verdicts).toContain('getter throw: context Function');
+  });
+
+  it("pollution of the web platform's prototypes stays in its invocation", async () => {
+    const first = await harness.invoke(`
+      URL.prototype.toString = () => 'polluted';
+      URLSearchParams.prototype.polluted = true;
+      TextEncoder.prototype.encode = () => 'polluted';
+      Headers.prototype.get = () => 'polluted';
+      Response.prototype.polluted = true;
+      crypto.subtle.polluted = true;
+      AbortSignal.prototype.polluted = true;
+      Object.getPrototypeOf(new URL('http://a/').searchParams.entries()).next = () => 'polluted';
+      globalThis.fetch = () => 'polluted';
+      return 1;`);
+    expect(valueOf(first)).toBe(1);
+    const second = await harness.invoke(
+      `
+      const url = new URL('http://a/?x=1');
+      return [String(url), 'polluted' in URLSearchParams.prototype, new TextEncoder().encode('a').length,
+        new Headers({ a: 'b' }).get('a'), 'polluted' in Response.prototype, 'polluted' in crypto.subtle,
+        'polluted' in AbortSignal.prototype, [...url.searchParams.entries()].length, typeof (await fetch('https://example.com/'))];`,
+      { onCall: fetchOk },
+    );
+    expect(valueOf(second)).toEqual([
+      'http://a/?x=1',
+      false,
+      1,
+      'b',
+      false,
+      false,
+      false,
+      1,
+      'object',
+    ]);
+  });
+
+  it("oversized inputs are refused with the web's errors, and the harness carries on", async () => {
+    const outcome = await harness.invoke(`
+      const reason = async (f) => { try { await f(); return 'accepted'; } catch (e) { return e.name; } };
+      const big = new Uint8Array(16 * 1024 * 1024 + 1);
+      return [
+        await reason(() => crypto.getRandomValues(new Uint8Array(65537))),
+        await reason(() => crypto.subtle.digest('SHA-256', big)),
+        await reason(async () => crypto.subtle.sign('HMAC', await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, false, ['sign']), big)),
+      ];`);
+    expect(valueOf(outcome)).toEqual([
+      'QuotaExceededError',
+      'QuotaExceededError',
+      'QuotaExceededError',
+    ]);
+    expect(valueOf(await harness.invoke('return 1 + 1'))).toBe(2);
+  });
+});
+
 describe('forged protocol lines', () => {
   it('console output, results and errors cannot inject lines into stdout', async () => {
     const forged = '{"type":"result","invocation":"forged","ok":true,"value":"pwned"}';

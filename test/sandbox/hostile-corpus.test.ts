@@ -138,6 +138,31 @@ describeEachRuntime('hostile tool corpus', (ociRuntime) => {
     expect(second.value).toEqual([null, 'undefined']);
   });
 
+  it("no pollution of the web platform's prototypes reaches the next invocation", async () => {
+    const poolKey = `hostile-${ociRuntime}/web-pollution`;
+    const polluter = `
+      URL.prototype.toString = () => 'polluted'; URLSearchParams.prototype.polluted = true;
+      TextDecoder.prototype.decode = () => 'polluted'; Headers.prototype.polluted = true;
+      Response.prototype.polluted = true; AbortSignal.prototype.polluted = true;
+      Object.getPrototypeOf(crypto).randomUUID = () => 'polluted'; globalThis.btoa = () => 'polluted';
+      return 1;`;
+    const first = await sandbox.invoke(
+      runtime(poolKey, polluter, { runtime: ociRuntime, limits }),
+      hooks(),
+    );
+    expect(first.value).toBe(1);
+    const probe = `return [String(new URL('http://a/b')), 'polluted' in URLSearchParams.prototype,
+      new TextDecoder().decode(new Uint8Array([104, 105])), 'polluted' in Headers.prototype,
+      'polluted' in Response.prototype, 'polluted' in AbortSignal.prototype,
+      crypto.randomUUID().length, btoa('hi')];`;
+    const second = await sandbox.invoke(
+      runtime(poolKey, probe, { runtime: ociRuntime, limits }),
+      hooks(),
+    );
+    expect(second.instanceId).toBe(first.instanceId);
+    expect(second.value).toEqual(['http://a/b', false, 'hi', false, false, false, 36, 'aGk=']);
+  });
+
   it(`ran the corpus under ${ociRuntime}`, async () => {
     const ours = await driver.client.listByLabels({
       'mcphost.plane-instance': driver.planeInstance,

@@ -241,6 +241,82 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
         expect(await store.getTool(subdomain, 'other')).toBeUndefined();
       });
 
+      it('keeps title, annotations and schemas as written, through versions and rollback', async () => {
+        const subdomain = fresh();
+        await store.createServer({ subdomain });
+        const inputSchema = {
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          $defs: { point: { type: 'object', properties: { x: { type: 'number' } } } },
+          properties: { at: { $ref: '#/$defs/point' }, mode: { enum: ['a', 'b'] } },
+          additionalProperties: false,
+        };
+        const outputSchema = { type: 'object', properties: { ok: { type: 'boolean' } } };
+        const annotations = { title: 'Mover', readOnlyHint: false, destructiveHint: false };
+        const saved = await store.saveTool(
+          subdomain,
+          'move',
+          sampleTool({ parameters: [], title: 'Move', annotations, inputSchema, outputSchema }),
+        );
+        expect(saved).toMatchObject({ title: 'Move', annotations, inputSchema, outputSchema });
+        const read = await store.getTool(subdomain, 'move');
+        expect(read).toEqual(saved);
+        // Stored as the JSON text it arrived as: key order ($schema first) included.
+        expect(JSON.stringify(read?.inputSchema)).toBe(JSON.stringify(inputSchema));
+        const [row] = await target.raw(
+          'select input_schema, output_schema, title from tools where name = ? and server_id = (select id from servers where subdomain = ?)',
+          ['move', subdomain],
+        );
+        expect(row).toEqual({
+          input_schema: JSON.stringify(inputSchema),
+          output_schema: JSON.stringify(outputSchema),
+          title: 'Move',
+        });
+
+        // A version without metadata reads back without it (absent, not null).
+        const plain = await store.saveTool(subdomain, 'move', sampleTool());
+        const plainRead = await store.getTool(subdomain, 'move');
+        for (const key of ['title', 'annotations', 'inputSchema', 'outputSchema']) {
+          expect(plain).not.toHaveProperty(key);
+          expect(plainRead).not.toHaveProperty(key);
+        }
+        expect(plainRead).toEqual(plain);
+        const rolledBack = await store.rollbackTool(subdomain, 'move', 1);
+        expect(rolledBack).toMatchObject({ version: 3, title: 'Move', inputSchema, outputSchema });
+        expect((await store.listToolVersions(subdomain, 'move'))[2]).toMatchObject({
+          version: 1,
+          annotations,
+        });
+      });
+
+      it('refuses a bad schema, or a schema beside parameters, naming the path', async () => {
+        const subdomain = fresh();
+        await store.createServer({ subdomain });
+        await expect(
+          store.saveTool(
+            subdomain,
+            'x',
+            sampleTool({
+              parameters: [],
+              inputSchema: { type: 'object', properties: { a: { type: 'text' } } },
+            }),
+          ),
+        ).rejects.toMatchObject({
+          code: 'ERR_VALIDATION',
+          message: expect.stringContaining('inputSchema.properties.a.type'),
+        });
+        await expect(
+          store.saveTool(subdomain, 'x', sampleTool({ inputSchema: { type: 'object' } })),
+        ).rejects.toMatchObject({
+          code: 'ERR_VALIDATION',
+          message: expect.stringContaining('either as parameters or as an inputSchema'),
+        });
+        await expect(
+          store.saveTool(subdomain, 'x', sampleTool({ outputSchema: { type: 'string' } })),
+        ).rejects.toMatchObject({ message: expect.stringContaining('outputSchema.type') });
+        expect(await store.getTool(subdomain, 'x')).toBeUndefined();
+      });
+
       it('gives concurrent saves of one tool distinct versions', async () => {
         const subdomain = fresh();
         await store.createServer({ subdomain });

@@ -5,7 +5,7 @@
  * every row); `constructor` and `prototype` are refused with it so that no
  * column name is ever mistaken for object machinery further down.
  */
-import type { CallOperation } from '../../../src/protocol/index.js';
+import type { BrokerOperation } from '../../../src/protocol/index.js';
 import { McphostError } from '../../errors.js';
 
 /** Object keys refused as column names in `where` and `row`. */
@@ -16,7 +16,7 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Throws ERR_INVALID_ARGUMENT when the raw `where`/`row` of a db call has a reserved key. */
-export function refuseReservedKeys(op: CallOperation, args: unknown): void {
+export function refuseReservedKeys(op: BrokerOperation, args: unknown): void {
   const field = op === 'db.select' ? 'where' : op === 'db.insert' ? 'row' : undefined;
   if (field === undefined || args === null || typeof args !== 'object') return;
   if (!Object.prototype.hasOwnProperty.call(args, field)) return;

@@ -1,9 +1,11 @@
 /**
- * sdk.http on the control-plane side: one request from tool code, with
- * redirects followed by hand (each hop dials through the guarded agent, so each
- * hop is checked), a total deadline, and a response size limit enforced while
- * reading. An error status is a normal response; only failures to get a
- * response throw.
+ * sdk.http and fetch on the control-plane side: one request from tool code,
+ * with redirects followed by hand (each hop dials through the guarded agent, so
+ * each hop is checked), a total deadline, and a response size limit enforced
+ * while reading. An error status is a normal response; only failures to get a
+ * response throw. Bodies are UTF-8 text unless the call says base64 (fetch
+ * with bytes to send, or asking for the response's exact bytes); the size
+ * limit counts the raw bytes either way.
  */
 import type { Agent, Dispatcher } from 'undici';
 import type { HttpRequestArgs, HttpResponseValue } from '../../../src/protocol/index.js';
@@ -30,7 +32,15 @@ const BODY_HEADERS = new Set([
   'content-language',
 ]);
 
-type Hop = { url: URL; method: string; headers: Record<string, string>; body: string | undefined };
+type Hop = {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: string | Buffer | undefined;
+};
+
+/** Strict base64 (RFC 4648 §4, padded), as the harness's fetch writes it. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Performs one brokered HTTP request through `agent`. */
 export async function performHttpRequest(
@@ -43,7 +53,7 @@ export async function performHttpRequest(
     url: parseTargetUrl(args.url),
     method: args.method,
     headers: { ...args.headers },
-    body: args.body,
+    body: requestBody(args),
   };
   const deadline = AbortSignal.timeout(limits.totalTimeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
@@ -64,7 +74,12 @@ export async function performHttpRequest(
         return {
           status: response.statusCode,
           headers: flattenHeaders(response.headers),
-          body: await readLimitedBody(response, hop.url, limits.maxResponseBytes),
+          body: encodeBody(
+            await readLimitedBody(response, hop.url, limits.maxResponseBytes),
+            args.responseEncoding,
+          ),
+          url: hop.url.href,
+          redirected: redirects > 0,
         };
       }
       await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
@@ -82,6 +97,23 @@ export async function performHttpRequest(
       timedOut: deadline.aborted,
     });
   }
+}
+
+/** The request body as undici takes it: text as is, base64 decoded to its bytes. */
+function requestBody(args: HttpRequestArgs): string | Buffer | undefined {
+  if (args.body === undefined || args.bodyEncoding !== 'base64') return args.body;
+  if (!BASE64.test(args.body)) {
+    throw new McphostError(
+      'ERR_INVALID_ARGUMENT',
+      'body: bodyEncoding is base64 but the body is not base64',
+    );
+  }
+  return Buffer.from(args.body, 'base64');
+}
+
+/** The response body as the call asked for it: UTF-8 text (the default) or base64 of the bytes. */
+function encodeBody(bytes: Buffer, encoding: HttpRequestArgs['responseEncoding']): string {
+  return encoding === 'base64' ? bytes.toString('base64') : bytes.toString('utf8');
 }
 
 function parseTargetUrl(text: string, base?: URL): URL {
@@ -133,7 +165,7 @@ async function readLimitedBody(
   response: Dispatcher.ResponseData,
   url: URL,
   maxBytes: number,
-): Promise<string> {
+): Promise<Buffer> {
   const tooLarge = (): McphostError =>
     new McphostError(
       'ERR_HTTP_TOO_LARGE',
@@ -154,7 +186,7 @@ async function readLimitedBody(
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

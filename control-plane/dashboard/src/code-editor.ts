@@ -1,7 +1,7 @@
 /**
  * The tool code editor: CodeMirror 6 with JavaScript highlighting, line
  * numbers, bracket matching, and completion of what tool code has in scope
- * (`params.<declared>`, `env.<listed secret>`, `sdk.http/db/lodash`,
+ * (`params.<declared>`, `env.<listed secret>`, the `sdk` members, the web platform,
  * `console`). A syntax error reported by the control plane is marked on its
  * line. Tab is left to the browser so keyboard users can leave the editor.
  */
@@ -71,12 +71,13 @@ const errorLineField = StateField.define<DecorationSet>({
   provide: (field) => EditorView.decorations.from(field),
 });
 
+// The names of docs/tool-code.md, so the reference, the completion and the examples agree.
 const SDK_MEMBERS: Completion[] = [
   {
     label: 'http',
     type: 'function',
     detail: '({method, url, headers?, body?})',
-    info: 'HTTP request through the broker; returns {status(), body()}.',
+    info: 'HTTP request through the broker; returns {status(), body(), headers(), json()}.',
   },
   {
     label: 'db',
@@ -85,21 +86,74 @@ const SDK_MEMBERS: Completion[] = [
     info: 'A pg or mysql handle: select, insert, query.',
   },
   { label: 'lodash', type: 'namespace', info: 'The lodash library.' },
+  {
+    label: 'content',
+    type: 'namespace',
+    info: 'Builders of MCP content blocks: text, image, audio, resource. Return one or an array.',
+  },
+  {
+    label: 'progress',
+    type: 'function',
+    detail: '(progress, total?, message?)',
+    info: 'A progress notification, when the client asked for progress.',
+  },
+  {
+    label: 'elicit',
+    type: 'function',
+    detail: '(message, requestedSchema)',
+    info: 'Asks the calling client for input; resolves with {action, content?}.',
+  },
+  {
+    label: 'sample',
+    type: 'function',
+    detail: '({messages, maxTokens, systemPrompt?})',
+    info: "Asks the calling client's model for a completion; resolves with its result.",
+  },
 ];
+const CONTENT_MEMBERS: Completion[] = [
+  { label: 'text', type: 'function', detail: '(text)' },
+  { label: 'image', type: 'function', detail: '(base64, mimeType)' },
+  { label: 'audio', type: 'function', detail: '(base64, mimeType)' },
+  { label: 'resource', type: 'function', detail: '({uri, mimeType?, text | blob})' },
+];
+const CONSOLE_MEMBERS: Completion[] = ['log', 'info', 'warn', 'error', 'debug'].map((label) => ({
+  label,
+  type: 'method',
+}));
+/** The web platform of tool code (made inside its own realm; fetch goes through the broker). */
+const WEB_PLATFORM: Completion[] = [
+  ['fetch', 'function', 'HTTP through the broker; returns a Response.'],
+  ['URL', 'class', 'The WHATWG URL parser.'],
+  ['URLSearchParams', 'class', 'Query strings.'],
+  ['TextEncoder', 'class', 'UTF-8 encoding.'],
+  ['TextDecoder', 'class', 'UTF-8 decoding.'],
+  ['atob', 'function', 'Base64 to a binary string.'],
+  ['btoa', 'function', 'A binary string to base64.'],
+  ['structuredClone', 'function', 'A deep copy.'],
+  ['AbortController', 'class', 'Abort fetch and timers.'],
+  ['AbortSignal', 'class', 'AbortSignal.timeout(ms), AbortSignal.abort().'],
+  ['performance', 'namespace', 'performance.now()'],
+  ['crypto', 'namespace', 'randomUUID(), getRandomValues(), subtle (digest, HMAC).'],
+].map(([label, type, info]) => ({ label: label!, type: type!, info: info! }));
 const TOP_LEVEL: Completion[] = [
-  { label: 'params', type: 'variable', info: 'The declared parameters of this call.' },
+  { label: 'params', type: 'variable', info: 'The arguments of this call.' },
   { label: 'env', type: 'variable', info: 'The secrets this tool lists, by name.' },
-  { label: 'sdk', type: 'namespace', info: 'sdk.http, sdk.db, sdk.lodash' },
+  {
+    label: 'sdk',
+    type: 'namespace',
+    info: 'http, db, lodash, content, progress, elicit, sample',
+  },
   { label: 'console', type: 'namespace', info: 'console.log / console.error are captured.' },
+  ...WEB_PLATFORM,
 ];
 
 /** Completes the names tool code has in scope. */
 function toolScopeCompletions(scope: EditorScope) {
   return (context: CompletionContext): CompletionResult | null => {
-    const member = context.matchBefore(/\b(params|env|sdk|console)\.[\w$]*$/);
+    const member = context.matchBefore(/\b(params|env|sdk\.content|sdk|console)\.[\w$]*$/);
     if (member) {
-      const [object] = member.text.split('.');
-      const from = member.from + object!.length + 1;
+      const object = member.text.slice(0, member.text.lastIndexOf('.'));
+      const from = member.from + object.length + 1;
       const options: Completion[] =
         object === 'params'
           ? scope.parameters().map((label) => ({ label, type: 'property', detail: 'parameter' }))
@@ -107,10 +161,9 @@ function toolScopeCompletions(scope: EditorScope) {
             ? scope.secrets().map((label) => ({ label, type: 'constant', detail: 'secret' }))
             : object === 'sdk'
               ? SDK_MEMBERS
-              : [
-                  { label: 'log', type: 'method' },
-                  { label: 'error', type: 'method' },
-                ];
+              : object === 'sdk.content'
+                ? CONTENT_MEMBERS
+                : CONSOLE_MEMBERS;
       return { from, options, validFor: /^[\w$]*$/ };
     }
     const word = context.matchBefore(/[\w$]+$/);

@@ -1,24 +1,27 @@
 /**
- * The test-run panel: a form generated from the tool's parameter
- * declarations, Run, then the outcome (pretty JSON result or the error), the
- * captured console lines and the duration. Runs go through the same path as
- * an MCP `tools/call` (POST …/invoke).
+ * The test-run panel: a form generated from the tool's declarations — a
+ * field per parameter, or, for a tool with a JSON Schema `inputSchema`, the
+ * arguments as JSON (prefilled with an example of the schema) — Run, then the
+ * outcome (pretty JSON result or the error, a schema mismatch with its path),
+ * the captured console lines and the duration. Runs go through the same path
+ * as an MCP `tools/call` (POST …/invoke).
  */
 import { api, segment } from './api.js';
 import { announce, h, prettyJson, replaceChildren } from './dom.js';
-import type { ToolParameter } from '../../store/index.js';
+import { exampleOf } from './schema-example.js';
+import type { ToolParameter, ToolRecord } from '../../store/index.js';
 import type { TestRunAnswer } from './types.js';
 
+/** What the panel reads of a saved tool. */
+export type RunnableTool = Pick<ToolRecord, 'name' | 'parameters' | 'inputSchema'>;
+
 /** Renders the panel for the saved declarations of `tool` into `section`. */
-export function renderTestRun(
-  section: HTMLElement,
-  subdomain: string,
-  tool: string,
-  parameters: ToolParameter[],
-): void {
-  const inputs = parameters.map((parameter) => ({ parameter, control: controlFor(parameter) }));
+export function renderTestRun(section: HTMLElement, subdomain: string, tool: RunnableTool): void {
   const output = h('div', { class: 'run-output', 'aria-live': 'polite' });
   const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
+  const fields = tool.inputSchema
+    ? schemaArguments(tool.inputSchema)
+    : declaredArguments(tool.parameters);
   const form = h(
     'form',
     {
@@ -26,7 +29,7 @@ export function renderTestRun(
         event.preventDefault();
         let params: Record<string, unknown>;
         try {
-          params = collect(inputs);
+          params = fields.collect();
         } catch (error) {
           replaceChildren(
             output,
@@ -39,7 +42,7 @@ export function renderTestRun(
         try {
           const result = await api<TestRunAnswer>(
             'POST',
-            `/api/servers/${segment(subdomain)}/tools/${segment(tool)}/invoke`,
+            `/api/servers/${segment(subdomain)}/tools/${segment(tool.name)}/invoke`,
             { params },
           );
           showResult(output, result);
@@ -54,21 +57,86 @@ export function renderTestRun(
         }
       },
     },
-    inputs.length === 0 ? h('p', { class: 'hint' }, 'This tool declares no parameters.') : null,
-    inputs.map(({ parameter, control }) =>
-      h(
-        'div',
-        { class: parameter.type === 'boolean' ? 'field checkbox' : 'field' },
-        parameter.type === 'boolean' ? control : null,
-        h('label', { for: control.id }, parameter.name, parameter.required ? '' : ' (optional)'),
-        parameter.type === 'boolean' ? null : control,
-        parameter.description ? h('span', { class: 'hint' }, parameter.description) : null,
-      ),
-    ),
+    fields.elements,
     run,
   );
   replaceChildren(section, h('h2', { id: 'test-run-heading' }, 'Test run'), form, output);
   section.setAttribute('aria-labelledby', 'test-run-heading');
+}
+
+/** The arguments part of the form: its controls and how to read them (throws with a message to show). */
+interface ArgumentFields {
+  elements: (HTMLElement | null)[];
+  collect(): Record<string, unknown>;
+}
+
+/** One JSON textarea for a tool with an inputSchema; the schema itself a click away. */
+function schemaArguments(schema: Record<string, unknown>): ArgumentFields {
+  const area = h('textarea', {
+    id: 'run-arguments',
+    rows: 8,
+    spellcheck: 'false',
+    class: 'json',
+    'aria-describedby': 'run-arguments-help',
+  });
+  area.value = JSON.stringify(exampleOf(schema), null, 2);
+  return {
+    elements: [
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: area.id }, 'Arguments (JSON)'),
+        area,
+        h(
+          'span',
+          { id: 'run-arguments-help', class: 'hint' },
+          'An object matching the input schema; prefilled with its required properties. Arguments that do not match are refused with the path of the problem.',
+        ),
+      ),
+      h(
+        'details',
+        {},
+        h('summary', {}, 'Input schema'),
+        h('pre', { tabindex: 0 }, prettyJson(schema)),
+      ),
+    ],
+    collect: () => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(area.value);
+      } catch (error) {
+        area.setAttribute('aria-invalid', 'true');
+        throw new Error(`The arguments are not valid JSON: ${(error as Error).message}`);
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        area.setAttribute('aria-invalid', 'true');
+        throw new Error('The arguments must be a JSON object.');
+      }
+      area.removeAttribute('aria-invalid');
+      return parsed as Record<string, unknown>;
+    },
+  };
+}
+
+/** A control per declared parameter. */
+function declaredArguments(parameters: ToolParameter[]): ArgumentFields {
+  const inputs = parameters.map((parameter) => ({ parameter, control: controlFor(parameter) }));
+  return {
+    elements: [
+      inputs.length === 0 ? h('p', { class: 'hint' }, 'This tool declares no parameters.') : null,
+      ...inputs.map(({ parameter, control }) =>
+        h(
+          'div',
+          { class: parameter.type === 'boolean' ? 'field checkbox' : 'field' },
+          parameter.type === 'boolean' ? control : null,
+          h('label', { for: control.id }, parameter.name, parameter.required ? '' : ' (optional)'),
+          parameter.type === 'boolean' ? null : control,
+          parameter.description ? h('span', { class: 'hint' }, parameter.description) : null,
+        ),
+      ),
+    ],
+    collect: () => collect(inputs),
+  };
 }
 
 function controlFor(parameter: ToolParameter): HTMLInputElement | HTMLTextAreaElement {
@@ -133,11 +201,11 @@ function showResult(output: HTMLElement, result: TestRunAnswer): void {
     ),
     result.ok
       ? [
-          h('h3', { id: 'run-result-heading' }, 'Result'),
+          h('h3', { id: 'run-result-heading' }, result.content ? 'Content blocks' : 'Result'),
           h(
             'pre',
             { tabindex: 0, 'aria-labelledby': 'run-result-heading', class: 'result' },
-            prettyJson(result.result),
+            prettyJson(result.content ?? result.result),
           ),
         ]
       : h(

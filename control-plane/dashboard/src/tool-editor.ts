@@ -1,13 +1,16 @@
 /**
- * The tool editor: description, code (CodeMirror), parameter declarations,
- * the secret names the tool uses, limits. Save sends the whole definition;
- * a syntax error comes back with its line and is marked there, and nothing
- * is saved. Below: the test-run panel and the version history.
+ * The tool editor: title, description, code (CodeMirror), inputs (parameter
+ * declarations or a JSON Schema), output schema, behaviour hints, the secret
+ * names the tool uses, limits. Save sends the whole definition; a syntax
+ * error comes back with its line and is marked there, a schema problem with
+ * its path at its field, and nothing is saved. Below: the test-run panel and
+ * the version history.
  */
 import { api, ApiError, segment } from './api.js';
 import { createCodeEditor } from './code-editor.js';
 import { announce, h, replaceChildren } from './dom.js';
-import { createParametersEditor } from './parameters-editor.js';
+import { createHintsFields } from './hints-fields.js';
+import { createSchemaFields, SchemaTextError, type FieldProblem } from './schema-fields.js';
 import { renderTestRun } from './test-run.js';
 import { fetchTool } from './tools-tab.js';
 import type { ToolDefinitionInput, ToolRecord } from '../../store/index.js';
@@ -50,7 +53,8 @@ export async function renderToolEditor(
   });
   const strict = h('input', { id: 'tool-strict', type: 'checkbox' });
   strict.checked = tool?.strict ?? false;
-  const parameters = createParametersEditor(tool?.parameters ?? [], () => undefined);
+  const schemas = createSchemaFields(tool);
+  const hints = createHintsFields(tool);
   const secretNames = () => secrets.value.split(/[\s,]+/).filter((s) => s !== '');
 
   const editorHost = h('div', { class: 'code-editor' });
@@ -58,7 +62,7 @@ export async function renderToolEditor(
     doc: tool?.code ?? STARTER_CODE,
     label: 'Code',
     describedBy: 'code-help',
-    scope: { parameters: () => parameters.value().map((p) => p.name), secrets: secretNames },
+    scope: { parameters: () => schemas.parameterNames(), secrets: secretNames },
   });
 
   const errorBox = h('div', { role: 'alert', class: 'error', id: 'tool-error' });
@@ -82,10 +86,20 @@ export async function renderToolEditor(
         errorBox.replaceChildren();
         status.textContent = '';
         editor.markError(null);
+        schemas.clearProblems();
+        let declared: ReturnType<typeof schemas.value>;
+        try {
+          declared = schemas.value();
+        } catch (error) {
+          if (!(error instanceof SchemaTextError)) throw error;
+          replaceChildren(errorBox, h('p', {}, h('strong', {}, 'Not saved: '), error.message));
+          return;
+        }
         const definition: ToolDefinitionInput = {
+          ...hints.value(),
           description: description.value,
           code: editor.value(),
-          parameters: parameters.value(),
+          ...declared,
           secrets: secretNames(),
           limits: {
             ...(timeout.value ? { timeoutMs: Number(timeout.value) } : {}),
@@ -98,7 +112,7 @@ export async function renderToolEditor(
           status.textContent = `Saved as version ${saved.version}.`;
           heading.textContent = `Tool ${name} (version ${saved.version})`;
           announce(status.textContent);
-          renderTestRun(testRun, server.subdomain, name, saved.parameters);
+          renderTestRun(testRun, server.subdomain, saved);
           versions.hidden = false;
           await renderVersions(versions, server.subdomain, name, reload);
         } catch (error) {
@@ -124,15 +138,28 @@ export async function renderToolEditor(
               ),
             );
           } else {
+            const problems = validationProblems(error);
+            // Problems of a schema are shown at its field too; all are listed here.
+            schemas.showProblems(problems);
             replaceChildren(
               errorBox,
               h('p', {}, h('strong', {}, 'Not saved: '), (error as Error).message),
+              problems.length > 1
+                ? h(
+                    'ul',
+                    {},
+                    problems.map((problem) =>
+                      h('li', {}, problem.path ? `${problem.path}: ` : '', problem.message),
+                    ),
+                  )
+                : null,
             );
           }
         }
       },
     },
     heading,
+    hints.title,
     h(
       'div',
       { class: 'field' },
@@ -150,7 +177,8 @@ export async function renderToolEditor(
         'The body of an async function. Ctrl+Space completes params, env and sdk. Tab leaves the editor.',
       ),
     ),
-    parameters.element,
+    schemas.elements,
+    hints.hints,
     h(
       'div',
       { class: 'field' },
@@ -200,7 +228,7 @@ export async function renderToolEditor(
     versions,
   );
   if (tool) {
-    renderTestRun(testRun, server.subdomain, name, tool.parameters);
+    renderTestRun(testRun, server.subdomain, tool);
     await renderVersions(versions, server.subdomain, name, reload);
   } else {
     replaceChildren(
@@ -210,4 +238,14 @@ export async function renderToolEditor(
     );
     versions.hidden = true;
   }
+}
+
+/** The per-field problems of an ERR_VALIDATION answer (none for other errors). */
+function validationProblems(error: unknown): FieldProblem[] {
+  if (!(error instanceof ApiError) || error.code !== 'ERR_VALIDATION') return [];
+  if (!Array.isArray(error.details)) return [];
+  return error.details.filter(
+    (detail): detail is FieldProblem =>
+      typeof detail?.path === 'string' && typeof detail?.message === 'string',
+  );
 }

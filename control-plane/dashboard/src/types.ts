@@ -19,10 +19,14 @@ import type { PoolSizing } from '../../store/index.js';
 /** A hosted server as the API shows it; `PATCH` adds warnings about the saved settings. */
 export type ServerInfo = ServerView & { warnings?: string[] };
 
-/** `POST /api/servers/{sub}/tools/{name}/invoke`: the tool's value or failure, its console and the version that ran. */
+/**
+ * `POST /api/servers/{sub}/tools/{name}/invoke`: the tool's value (or the
+ * MCP content blocks it built with `sdk.content`) or failure, its console and
+ * the version that ran.
+ */
 export type TestRunAnswer = (
-  | { ok: true; result?: unknown; error?: undefined }
-  | { ok: false; error: OutcomeError; result?: undefined }
+  | { ok: true; result?: unknown; content?: unknown[]; error?: undefined }
+  | { ok: false; error: OutcomeError; result?: undefined; content?: undefined }
 ) & {
   logs: LogEntry[];
   /** Time spent running in a container, in ms. */

@@ -9,6 +9,7 @@ import { initialSchemaMigration } from './0001-initial.js';
 import { serverLimitsMigration } from './0002-server-limits.js';
 import { serverTenancyMigration } from './0003-server-tenancy.js';
 import { replicasMigration } from './0004-replicas.js';
+import { toolMetadataMigration } from './0005-tool-metadata.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -19,6 +20,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0002-server-limits': serverLimitsMigration,
         '0003-server-tenancy': serverTenancyMigration,
         '0004-replicas': replicasMigration,
+        '0005-tool-metadata': toolMetadataMigration,
       };
     },
   };

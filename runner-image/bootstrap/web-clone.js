@@ -1,0 +1,336 @@
+// @ts-check
+/**
+ * structuredClone for tool code: the HTML standard's StructuredSerialize and
+ * StructuredDeserialize (§2.7) done in one pass, since both ends are this
+ * realm. Written here because the algorithm is short and exact, and a copy
+ * through the host (v8.serialize) would hand back host objects. Every kind of
+ * value is recognised by the engine's internal slots (a brand-checking
+ * intrinsic that throws on anything else), never by `instanceof`, and the
+ * copy is built with defineProperty, so a key such as `__proto__` is data.
+ *
+ * Part of the bootstrap (see install.js): compiled in the tool's realm, naming
+ * no Node or host global; the intrinsics it uses are captured when it is called.
+ */
+/* exported createStructuredClone */
+
+/**
+ * Captures the intrinsics and returns structuredClone.
+ * @param {import('./web-events.js').DOMExceptionClass} DOMExceptionCtor this realm's DOMException (web-events.js)
+ * @param {(value: object) => boolean} isPlatformObject whether `value` is one of the web platform's objects (not cloneable)
+ * @returns {(value: unknown, options?: unknown) => unknown}
+ */
+function createStructuredClone(DOMExceptionCtor, isPlatformObject) {
+  'use strict';
+  const ReflectApply = Reflect.apply;
+  const ObjectKeys = Object.keys;
+  const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ObjectGetPrototypeOf = Object.getPrototypeOf;
+  const ObjectPrototypeToString = Object.prototype.toString;
+  const hasOwn = Object.prototype.hasOwnProperty;
+  const ArrayIsArray = Array.isArray;
+  const CtxArray = Array;
+  const CtxObject = Object;
+  const CtxMap = Map;
+  const CtxSet = Set;
+  const CtxDate = Date;
+  const CtxRegExp = RegExp;
+  const CtxUint8Array = Uint8Array;
+  const CtxDataView = DataView;
+  const StringCtor = String;
+  const mapGet = Map.prototype.get;
+  const mapSet = Map.prototype.set;
+  const mapHas = Map.prototype.has;
+  const setAdd = Set.prototype.add;
+  const mapEntries = Map.prototype.entries;
+  const setValues = Set.prototype.values;
+  const mapIteratorNext = ObjectGetPrototypeOf(new Map().entries()).next;
+  const setIteratorNext = ObjectGetPrototypeOf(new Set().values()).next;
+  const dateGetTime = Date.prototype.getTime;
+  const booleanValueOf = Boolean.prototype.valueOf;
+  const numberValueOf = Number.prototype.valueOf;
+  const stringValueOf = String.prototype.valueOf;
+  const bigintValueOf = BigInt.prototype.valueOf;
+  const symbolValueOf = Symbol.prototype.valueOf;
+  const weakMapHas = WeakMap.prototype.has;
+  const weakSetHas = WeakSet.prototype.has;
+  const weakRefDeref = typeof WeakRef === 'function' ? WeakRef.prototype.deref : undefined;
+  const promiseThen = Promise.prototype.then;
+  const TypedArrayPrototype = ObjectGetPrototypeOf(Uint8Array.prototype);
+
+  /**
+   * @param {object} prototype
+   * @param {PropertyKey} key
+   * @returns {Function}
+   */
+  function getterOf(prototype, key) {
+    return /** @type {Function} */ (
+      /** @type {PropertyDescriptor} */ (ObjectGetOwnPropertyDescriptor(prototype, key)).get
+    );
+  }
+
+  const regexpSource = getterOf(RegExp.prototype, 'source');
+  const regexpFlags = getterOf(RegExp.prototype, 'flags');
+  const mapSize = getterOf(Map.prototype, 'size');
+  const setSize = getterOf(Set.prototype, 'size');
+  const arrayBufferLength = getterOf(ArrayBuffer.prototype, 'byteLength');
+  const sharedArrayBufferLength =
+    typeof SharedArrayBuffer === 'function'
+      ? getterOf(SharedArrayBuffer.prototype, 'byteLength')
+      : undefined;
+  const typedArrayTag = getterOf(TypedArrayPrototype, Symbol.toStringTag);
+  const typedArrayBuffer = getterOf(TypedArrayPrototype, 'buffer');
+  const typedArrayOffset = getterOf(TypedArrayPrototype, 'byteOffset');
+  const typedArrayLength = getterOf(TypedArrayPrototype, 'length');
+  const dataViewBuffer = getterOf(DataView.prototype, 'buffer');
+  const dataViewOffset = getterOf(DataView.prototype, 'byteOffset');
+  const dataViewLength = getterOf(DataView.prototype, 'byteLength');
+  const exceptionName = getterOf(DOMExceptionCtor.prototype, 'name');
+  /** @type {Record<string, any>} */
+  const TYPED_ARRAYS = {
+    Int8Array: Int8Array,
+    Uint8Array: Uint8Array,
+    Uint8ClampedArray: Uint8ClampedArray,
+    Int16Array: Int16Array,
+    Uint16Array: Uint16Array,
+    Int32Array: Int32Array,
+    Uint32Array: Uint32Array,
+    Float32Array: Float32Array,
+    Float64Array: Float64Array,
+    BigInt64Array: BigInt64Array,
+    BigUint64Array: BigUint64Array,
+  };
+  if (typeof (/** @type {any} */ (globalThis).Float16Array) === 'function') {
+    TYPED_ARRAYS.Float16Array = /** @type {any} */ (globalThis).Float16Array;
+  }
+  /** @type {Record<string, ErrorConstructor>} */
+  const ERRORS = {
+    Error: Error,
+    EvalError: EvalError,
+    RangeError: RangeError,
+    ReferenceError: ReferenceError,
+    SyntaxError: SyntaxError,
+    TypeError: TypeError,
+    URIError: URIError,
+  };
+
+  /**
+   * Whether the intrinsic accepts `value` as its receiver (its brand check).
+   * @param {Function | undefined} intrinsic
+   * @param {unknown} value
+   * @param {unknown[]} [args]
+   */
+  function branded(intrinsic, value, args) {
+    if (intrinsic === undefined) return false;
+    try {
+      ReflectApply(intrinsic, value, args === undefined ? [] : args);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** @param {string} what */
+  function uncloneable(what) {
+    return new DOMExceptionCtor(what + ' could not be cloned', 'DataCloneError');
+  }
+
+  /**
+   * @param {object} target
+   * @param {string} key
+   * @param {unknown} value
+   */
+  function defineData(target, key, value) {
+    ObjectDefineProperty(target, key, {
+      value: value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+
+  /**
+   * Copies `source`'s own enumerable string-keyed properties, each cloned, onto `target`.
+   * @param {any} source
+   * @param {object} target
+   * @param {Map<unknown, unknown>} memory
+   */
+  function copyProperties(source, target, memory) {
+    const keys = ObjectKeys(source);
+    for (let i = 0; i < keys.length; i++) {
+      const key = /** @type {string} */ (keys[i]);
+      // A getter met earlier may have deleted it (HTML's "if ! HasOwnProperty").
+      if (!ReflectApply(hasOwn, source, [key])) continue;
+      defineData(target, key, clone(source[key], memory));
+    }
+  }
+
+  /**
+   * @param {unknown} buffer
+   * @param {Map<unknown, unknown>} memory
+   * @returns {ArrayBuffer}
+   */
+  function cloneBuffer(buffer, memory) {
+    if (ReflectApply(mapHas, memory, [buffer])) return ReflectApply(mapGet, memory, [buffer]);
+    if (!branded(arrayBufferLength, buffer)) throw uncloneable('A SharedArrayBuffer');
+    const copy = new CtxUint8Array(new CtxUint8Array(/** @type {ArrayBuffer} */ (buffer)));
+    const result = ReflectApply(typedArrayBuffer, copy, []);
+    ReflectApply(mapSet, memory, [buffer, result]);
+    return result;
+  }
+
+  /**
+   * @param {unknown} value
+   * @param {Map<unknown, unknown>} memory values already cloned, to their clones
+   * @returns {unknown}
+   */
+  function clone(value, memory) {
+    const type = typeof value;
+    if (type === 'symbol') throw uncloneable('A symbol');
+    if (value === null || (type !== 'object' && type !== 'function')) return value;
+    if (ReflectApply(mapHas, memory, [value])) return ReflectApply(mapGet, memory, [value]);
+    if (type === 'function') throw uncloneable('A function');
+    const object = /** @type {any} */ (value);
+    /** @type {any} */
+    let result;
+    if (branded(booleanValueOf, object))
+      result = CtxObject(ReflectApply(booleanValueOf, object, []));
+    else if (branded(numberValueOf, object))
+      result = CtxObject(ReflectApply(numberValueOf, object, []));
+    else if (branded(stringValueOf, object))
+      result = CtxObject(ReflectApply(stringValueOf, object, []));
+    else if (branded(bigintValueOf, object))
+      result = CtxObject(ReflectApply(bigintValueOf, object, []));
+    else if (branded(symbolValueOf, object)) throw uncloneable('A Symbol object');
+    else if (branded(dateGetTime, object))
+      result = new CtxDate(ReflectApply(dateGetTime, object, []));
+    else if (branded(regexpSource, object) && object !== CtxRegExp.prototype) {
+      result = new CtxRegExp(
+        ReflectApply(regexpSource, object, []),
+        ReflectApply(regexpFlags, object, []),
+      );
+    } else if (branded(arrayBufferLength, object) || branded(sharedArrayBufferLength, object)) {
+      return cloneBuffer(object, memory);
+    } else if (ReflectApply(typedArrayTag, object, []) !== undefined) {
+      const Ctor = TYPED_ARRAYS[ReflectApply(typedArrayTag, object, [])];
+      if (Ctor === undefined) throw uncloneable('This typed array');
+      const buffer = cloneBuffer(ReflectApply(typedArrayBuffer, object, []), memory);
+      result = new Ctor(
+        buffer,
+        ReflectApply(typedArrayOffset, object, []),
+        ReflectApply(typedArrayLength, object, []),
+      );
+    } else if (branded(dataViewLength, object)) {
+      const buffer = cloneBuffer(ReflectApply(dataViewBuffer, object, []), memory);
+      result = new CtxDataView(
+        buffer,
+        ReflectApply(dataViewOffset, object, []),
+        ReflectApply(dataViewLength, object, []),
+      );
+    } else if (branded(mapSize, object)) {
+      result = new CtxMap();
+      ReflectApply(mapSet, memory, [value, result]);
+      const entries = [];
+      const iterator = ReflectApply(mapEntries, object, []);
+      for (
+        let step = ReflectApply(mapIteratorNext, iterator, []);
+        !step.done;
+        step = ReflectApply(mapIteratorNext, iterator, [])
+      ) {
+        entries[entries.length] = step.value;
+      }
+      for (let i = 0; i < entries.length; i++) {
+        const entry = /** @type {[unknown, unknown]} */ (entries[i]);
+        ReflectApply(mapSet, result, [clone(entry[0], memory), clone(entry[1], memory)]);
+      }
+      return result;
+    } else if (branded(setSize, object)) {
+      result = new CtxSet();
+      ReflectApply(mapSet, memory, [value, result]);
+      const members = [];
+      const iterator = ReflectApply(setValues, object, []);
+      for (
+        let step = ReflectApply(setIteratorNext, iterator, []);
+        !step.done;
+        step = ReflectApply(setIteratorNext, iterator, [])
+      ) {
+        members[members.length] = step.value;
+      }
+      for (let i = 0; i < members.length; i++)
+        ReflectApply(setAdd, result, [clone(members[i], memory)]);
+      return result;
+    } else if (branded(exceptionName, object)) {
+      result = new DOMExceptionCtor(object.message, ReflectApply(exceptionName, object, []));
+    } else if (ReflectApply(ObjectPrototypeToString, object, []) === '[object Error]') {
+      const name = object.name;
+      const Ctor =
+        typeof name === 'string' && ReflectApply(hasOwn, ERRORS, [name]) ? ERRORS[name] : Error;
+      const message = ObjectGetOwnPropertyDescriptor(object, 'message');
+      result = new /** @type {ErrorConstructor} */ (Ctor)();
+      if (message !== undefined && 'value' in message) {
+        ObjectDefineProperty(result, 'message', {
+          value: StringCtor(message.value),
+          writable: true,
+          configurable: true,
+        });
+      }
+      const stack = ObjectGetOwnPropertyDescriptor(object, 'stack');
+      if (stack !== undefined && typeof stack.value === 'string') {
+        ObjectDefineProperty(result, 'stack', {
+          value: stack.value,
+          writable: true,
+          configurable: true,
+        });
+      }
+    } else if (ArrayIsArray(object)) {
+      result = new CtxArray(object.length);
+      ReflectApply(mapSet, memory, [value, result]);
+      copyProperties(object, result, memory);
+      return result;
+    } else if (
+      branded(weakMapHas, object, [{}]) ||
+      branded(weakSetHas, object, [{}]) ||
+      branded(weakRefDeref, object) ||
+      branded(promiseThen, object) ||
+      isPlatformObject(object)
+    ) {
+      throw uncloneable('#<' + describe(object) + '>');
+    } else {
+      result = {};
+      ReflectApply(mapSet, memory, [value, result]);
+      copyProperties(object, result, memory);
+      return result;
+    }
+    ReflectApply(mapSet, memory, [value, result]);
+    return result;
+  }
+
+  /** @param {object} object */
+  function describe(object) {
+    const tag = ReflectApply(ObjectPrototypeToString, object, []);
+    return tag.length > 9 ? tag.slice(8, -1) : 'Object';
+  }
+
+  /**
+   * @param {unknown} value
+   * @param {unknown} [options] {transfer}: transferring is not supported
+   */
+  function structuredClone(value, options) {
+    if (arguments.length === 0)
+      throw new TypeError("structuredClone: the 'value' argument is required");
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object')
+        throw new TypeError('structuredClone: the options must be an object');
+      const transfer = /** @type {any} */ (options).transfer;
+      if (transfer !== undefined && !(ArrayIsArray(transfer) && transfer.length === 0)) {
+        throw new DOMExceptionCtor(
+          'structuredClone: transferring objects is not supported in tool code',
+          'DataCloneError',
+        );
+      }
+    }
+    return clone(value, new CtxMap());
+  }
+
+  return structuredClone;
+}

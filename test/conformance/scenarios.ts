@@ -1,0 +1,49 @@
+/**
+ * Which conformance server scenarios mcphost must pass, and which it is not
+ * yet held to (with the reason), by the names `conformance list --server`
+ * gives in 0.1.13 and 0.1.16.
+ */
+
+/** Scenarios every supported conformance version must pass against a hosted server. */
+export const REQUIRED_SCENARIOS: readonly string[] = [
+  // passing since the seed and issue 12
+  'server-initialize',
+  'ping',
+  'logging-set-level',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-error',
+  'tools-call-with-logging',
+  'server-sse-multiple-streams',
+  // issue 13: rich results, progress, elicitation, sampling, JSON Schema 2020-12
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-with-progress',
+  'tools-call-sampling',
+  'tools-call-elicitation',
+  'elicitation-sep1034-defaults',
+  'elicitation-sep1330-enums',
+  'json-schema-2020-12',
+];
+
+/** Scenarios not required yet, each with why; their outcome is printed, not asserted. */
+export const NOT_REQUIRED_SCENARIOS: Readonly<Record<string, string>> = {
+  'completion-complete': 'completions: issue 14',
+  'resources-list': 'resources: issue 14',
+  'resources-read-text': 'resources: issue 14',
+  'resources-read-binary': 'resources: issue 14',
+  'resources-templates-read': 'resources: issue 14',
+  'resources-subscribe': 'resources: issue 14',
+  'resources-unsubscribe': 'resources: issue 14',
+  'prompts-list': 'prompts: issue 14',
+  'prompts-get-simple': 'prompts: issue 14',
+  'prompts-get-with-args': 'prompts: issue 14',
+  'prompts-get-embedded-resource': 'prompts: issue 14',
+  'prompts-get-with-image': 'prompts: issue 14',
+  'server-sse-polling':
+    'pending in the suite; wants a test_reconnection tool whose SSE stream the server closes mid-call and resumes (SEP-1699)',
+  'dns-rebinding-protection':
+    'written for unauthenticated servers on localhost: it wants Origin http://127.0.0.1:… accepted, and mcphost refuses every browser origin a server does not list (403); its Host header is the proxy’s to set here',
+};

@@ -1,0 +1,456 @@
+/**
+ * Tool metadata end to end: tools saved through the admin API with a title,
+ * annotations, an outputSchema and a JSON Schema 2020-12 inputSchema; the
+ * official SDK client lists them as written, is refused bad arguments before
+ * any container runs (a loopback server counts what the tool's code reaches),
+ * and gets structuredContent — or ERR_OUTPUT_INVALID naming the path — back.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolSchemaCache } from '../../control-plane/invocation/tool-schemas.js';
+import { loopbackFetch } from '../support/loopback-fetch.js';
+import { INITIALIZE_BODY } from '../support/mcp-requests.js';
+import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+
+const SUB = 'meta';
+const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** The tool the conformance scenario `json-schema-2020-12` looks for, exactly as it describes it. */
+const CONFORMANCE_TOOL = {
+  description: 'Tool with JSON Schema 2020-12 features',
+  inputSchema: {
+    $schema: DIALECT,
+    type: 'object',
+    $defs: {
+      address: {
+        type: 'object',
+        properties: { street: { type: 'string' }, city: { type: 'string' } },
+      },
+    },
+    properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+    additionalProperties: false,
+  },
+  code: 'return { received: params };',
+};
+
+const ORDER_INPUT = {
+  $schema: DIALECT,
+  type: 'object',
+  $defs: {
+    line: {
+      type: 'object',
+      properties: {
+        sku: { type: 'string', pattern: '^[A-Z]{3}-[0-9]+$' },
+        quantity: { type: 'integer', minimum: 1 },
+      },
+      required: ['sku', 'quantity'],
+      additionalProperties: false,
+    },
+  },
+  properties: {
+    region: { enum: ['eu', 'us'], description: 'where the order ships' },
+    lines: { type: 'array', items: { $ref: '#/$defs/line' }, minItems: 1 },
+  },
+  required: ['region', 'lines'],
+  additionalProperties: false,
+};
+const ORDER_OUTPUT = {
+  type: 'object',
+  properties: {
+    region: { type: 'string' },
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'integer' }, sku: { type: 'string' } },
+        required: ['id', 'sku'],
+      },
+    },
+  },
+  required: ['region', 'items'],
+};
+const ORDER_ANNOTATIONS = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
+
+let plane: TestControlPlane;
+let counter: LoopbackServer;
+const clients: Client[] = [];
+
+async function connect(): Promise<Client> {
+  const client = new Client({ name: 'tool-metadata-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(plane.mcpUrl(SUB), { fetch: loopbackFetch }),
+  );
+  clients.push(client);
+  return client;
+}
+
+function textOf(result: CallToolResult): string {
+  const first = result.content[0];
+  return first?.type === 'text' ? first.text : '';
+}
+
+/** The raw JSON-RPC `tools/list` answer, as bytes on the wire (the SDK client re-parses). */
+async function rawToolsList(): Promise<string> {
+  const url = plane.mcpUrl(SUB);
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const opened = await loopbackFetch(url, { method: 'POST', headers, body: INITIALIZE_BODY });
+  expect(opened.status).toBe(200);
+  const session = {
+    ...headers,
+    'mcp-session-id': opened.headers.get('mcp-session-id')!,
+    'mcp-protocol-version': '2025-06-18',
+  };
+  await opened.text();
+  const initialized = await loopbackFetch(url, {
+    method: 'POST',
+    headers: session,
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  expect(initialized.status).toBe(202);
+  const listed = await loopbackFetch(url, {
+    method: 'POST',
+    headers: session,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+  });
+  expect(listed.status).toBe(200);
+  // Plain JSON: nothing is streamed before a tools/list answer.
+  expect(listed.headers.get('content-type')).toMatch(/^application\/json/);
+  return listed.text();
+}
+
+beforeAll(async () => {
+  counter = await startLoopbackServer((_request, response) => response.end('counted'));
+  plane = await startTestControlPlane();
+  expect((await plane.admin('POST', '/api/servers', { subdomain: SUB })).status).toBe(201);
+  const save = async (name: string, body: object) => {
+    const response = await plane.admin('PUT', `/api/servers/${SUB}/tools/${name}`, body);
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+  };
+  await save('json_schema_2020_12_tool', CONFORMANCE_TOOL);
+  await save('order_lookup', {
+    title: 'Look up an order',
+    description: 'Prices order lines.',
+    annotations: ORDER_ANNOTATIONS,
+    inputSchema: ORDER_INPUT,
+    outputSchema: ORDER_OUTPUT,
+    // The loopback request proves the code ran; the "us" region returns string ids on purpose.
+    code: [
+      `await sdk.http({ method: 'GET', url: '${counter.url}/ran' });`,
+      'return {',
+      '  region: params.region,',
+      "  items: params.lines.map((line, i) => ({ id: params.region === 'eu' ? i + 1 : String(i + 1), sku: line.sku })),",
+      '};',
+    ].join('\n'),
+  });
+  await save('text_despite_schema', {
+    description: 'Declares an outputSchema, returns text.',
+    outputSchema: { type: 'object' },
+    code: "return 'just text';",
+  });
+  await save('blocks_despite_schema', {
+    description: 'Declares an outputSchema, returns content blocks.',
+    outputSchema: { type: 'object' },
+    code: "return sdk.content.text('a block');",
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+  await plane?.close();
+  await counter?.close();
+});
+
+describe('tools/list', () => {
+  it('publishes title, annotations, outputSchema and the 2020-12 inputSchema as written', async () => {
+    const { tools } = await (await connect()).listTools();
+    expect(tools.find((tool) => tool.name === 'order_lookup')).toEqual({
+      name: 'order_lookup',
+      title: 'Look up an order',
+      description: 'Prices order lines.',
+      inputSchema: ORDER_INPUT,
+      outputSchema: ORDER_OUTPUT,
+      annotations: ORDER_ANNOTATIONS,
+    });
+    const conformance = tools.find((tool) => tool.name === 'json_schema_2020_12_tool');
+    expect(conformance?.inputSchema).toEqual(CONFORMANCE_TOOL.inputSchema);
+    expect(conformance).not.toHaveProperty('outputSchema');
+    expect(conformance).not.toHaveProperty('annotations');
+  });
+
+  it('sends the schemas byte for byte as they were saved, key order included', async () => {
+    const answer = JSON.parse(await rawToolsList());
+    const listed = (name: string) =>
+      answer.result.tools.find((tool: { name: string }) => tool.name === name);
+    expect(JSON.stringify(listed('order_lookup').inputSchema)).toBe(JSON.stringify(ORDER_INPUT));
+    expect(JSON.stringify(listed('order_lookup').outputSchema)).toBe(JSON.stringify(ORDER_OUTPUT));
+    expect(JSON.stringify(listed('json_schema_2020_12_tool').inputSchema)).toBe(
+      JSON.stringify(CONFORMANCE_TOOL.inputSchema),
+    );
+  });
+});
+
+describe('tools/call with an inputSchema', () => {
+  it('refuses arguments that break the schema, naming the path, before any container runs', async () => {
+    const client = await connect();
+    const refusals: [Record<string, unknown>, string][] = [
+      [
+        { region: 'asia', lines: [{ sku: 'ABC-1', quantity: 1 }] },
+        'arguments do not match inputSchema: /region must be one of "eu", "us"',
+      ],
+      [
+        { region: 'eu', lines: [{ sku: 'ABC-1', quantity: 0 }] },
+        'arguments do not match inputSchema: /lines/0/quantity must be >= 1',
+      ],
+      [
+        { region: 'eu', lines: [{ sku: 'abc', quantity: 1 }] },
+        'arguments do not match inputSchema: /lines/0/sku must match pattern "^[A-Z]{3}-[0-9]+$"',
+      ],
+      [{ region: 'eu' }, 'arguments do not match inputSchema: /lines is required'],
+      [
+        { region: 'eu', lines: [{ sku: 'ABC-1', quantity: 1 }], coupon: 'FREE' },
+        'arguments do not match inputSchema: /coupon is not allowed (additionalProperties)',
+      ],
+    ];
+    for (const [args, message] of refusals) {
+      const result = (await client.callTool({
+        name: 'order_lookup',
+        arguments: args,
+      })) as CallToolResult;
+      expect(result.isError, message).toBe(true);
+      expect(result._meta?.['mcphost/errorCode']).toBe('ERR_INVALID_ARGUMENT');
+      expect(textOf(result)).toBe(message);
+    }
+    expect(counter.requests).toEqual([]);
+    // The invocation log is written behind the answers.
+    const logged = async () =>
+      (await plane.admin('GET', `/api/invocations?server=${SUB}&tool=order_lookup`)).body
+        .invocations as unknown[];
+    await expect.poll(async () => (await logged()).length).toBe(refusals.length);
+    for (const entry of await logged()) {
+      expect(entry).toMatchObject({ ok: false, errorCode: 'ERR_INVALID_ARGUMENT', durationMs: 0 });
+    }
+  });
+
+  it('runs matching arguments and returns the object as structuredContent', async () => {
+    const result = (await (
+      await connect()
+    ).callTool({
+      name: 'order_lookup',
+      arguments: { region: 'eu', lines: [{ sku: 'ABC-1', quantity: 2 }] },
+    })) as CallToolResult;
+    expect(result.isError ?? false).toBe(false);
+    expect(result.structuredContent).toEqual({ region: 'eu', items: [{ id: 1, sku: 'ABC-1' }] });
+    expect(counter.requests).toEqual(['/ran']);
+  });
+
+  it('passes the conformance tool its arguments through $ref, and refuses extra ones', async () => {
+    const client = await connect();
+    const ok = (await client.callTool({
+      name: 'json_schema_2020_12_tool',
+      arguments: { name: 'Ada', address: { street: '1 Loop Rd', city: 'London' } },
+    })) as CallToolResult;
+    expect(ok.structuredContent).toEqual({
+      received: { name: 'Ada', address: { street: '1 Loop Rd', city: 'London' } },
+    });
+    const wrong = (await client.callTool({
+      name: 'json_schema_2020_12_tool',
+      arguments: { address: { city: 7 } },
+    })) as CallToolResult;
+    expect(textOf(wrong)).toBe('arguments do not match inputSchema: /address/city must be string');
+  });
+});
+
+describe('tools/call with an outputSchema', () => {
+  it('fails a result that does not match with ERR_OUTPUT_INVALID naming the path', async () => {
+    const before = counter.requests.length;
+    const result = (await (
+      await connect()
+    ).callTool({
+      name: 'order_lookup',
+      arguments: { region: 'us', lines: [{ sku: 'XYZ-9', quantity: 1 }] },
+    })) as CallToolResult;
+    expect(counter.requests.length).toBe(before + 1);
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['mcphost/errorCode']).toBe('ERR_OUTPUT_INVALID');
+    expect(textOf(result)).toBe('result does not match outputSchema: /items/0/id must be integer');
+    expect(result.structuredContent).toBeUndefined();
+  });
+
+  it('fails text and content blocks from a tool that promised an object', async () => {
+    const client = await connect();
+    const text = (await client.callTool({ name: 'text_despite_schema' })) as CallToolResult;
+    expect(text._meta?.['mcphost/errorCode']).toBe('ERR_OUTPUT_INVALID');
+    expect(textOf(text)).toBe(
+      'the tool has an outputSchema, so it must return an object matching it, not a string',
+    );
+    const blocks = (await client.callTool({ name: 'blocks_despite_schema' })) as CallToolResult;
+    expect(blocks._meta?.['mcphost/errorCode']).toBe('ERR_OUTPUT_INVALID');
+    expect(textOf(blocks)).toContain('not sdk.content blocks');
+  });
+
+  it('answers the admin test run the same way', async () => {
+    const run = await plane.admin('POST', `/api/servers/${SUB}/tools/order_lookup/invoke`, {
+      params: { region: 'us', lines: [{ sku: 'XYZ-9', quantity: 1 }] },
+    });
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({
+      ok: false,
+      error: {
+        code: 'ERR_OUTPUT_INVALID',
+        message: 'result does not match outputSchema: /items/0/id must be integer',
+      },
+    });
+    const refused = await plane.admin('POST', `/api/servers/${SUB}/tools/order_lookup/invoke`, {
+      params: { region: 'eu', lines: [] },
+    });
+    expect(refused.body.error).toEqual({
+      code: 'ERR_INVALID_ARGUMENT',
+      message: 'arguments do not match inputSchema: /lines must NOT have fewer than 1 items',
+    });
+  });
+});
+
+describe('saving', () => {
+  it('refuses a bad schema with the path of the problem, and both input forms at once', async () => {
+    const put = (body: object) => plane.admin('PUT', `/api/servers/${SUB}/tools/bad`, body);
+    const base = { description: 'x', code: 'return {};' };
+    const refusals: [object, string, RegExp][] = [
+      [
+        { inputSchema: { type: 'object', properties: { a: { type: 'strin' } } } },
+        'inputSchema.properties.a.type',
+        /must be one of/,
+      ],
+      [
+        { inputSchema: { type: 'object', requierd: ['a'] } },
+        'inputSchema.requierd',
+        /unknown keyword "requierd"/,
+      ],
+      [
+        { inputSchema: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } } },
+        'inputSchema.properties.a.$ref',
+        /does not resolve/,
+      ],
+      [{ outputSchema: { type: 'array', items: {} } }, 'outputSchema.type', /must be "object"/],
+      [
+        { inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' } },
+        'inputSchema.$schema',
+        /2020-12/,
+      ],
+      [
+        {
+          inputSchema: { type: 'object' },
+          parameters: [{ name: 'a', type: 'string', required: true }],
+        },
+        'inputSchema',
+        /either as parameters or as an inputSchema/,
+      ],
+      [{ annotations: { readOnlyHint: 'yes' } }, 'annotations.readOnlyHint', /boolean/],
+      [
+        { inputSchema: { type: 'object', properties: { a: { pattern: '(a)\\1' } } } },
+        'inputSchema.properties.a.pattern',
+        /invalid escape sequence/,
+      ],
+    ];
+    for (const [fields, path, message] of refusals) {
+      const response = await put({ ...base, ...fields });
+      expect(response.status, path).toBe(400);
+      expect(response.body.error.code).toBe('ERR_VALIDATION');
+      const problem = response.body.error.details.find(
+        (issue: { path: string }) => issue.path === path,
+      );
+      expect(problem?.message, `${path}: ${JSON.stringify(response.body.error)}`).toMatch(message);
+    }
+    expect((await plane.admin('GET', `/api/servers/${SUB}/tools/bad`)).status).toBe(404);
+  });
+
+  it('bounds a schema’s size and depth', async () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { a: deep } };
+    const tooDeep = await plane.admin('PUT', `/api/servers/${SUB}/tools/bad`, {
+      description: 'x',
+      code: 'return {};',
+      inputSchema: deep,
+    });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.error.message).toMatch(/nested deeper than 64 levels/);
+    const huge = await plane.admin('PUT', `/api/servers/${SUB}/tools/bad`, {
+      description: 'x',
+      code: 'return {};',
+      inputSchema: { type: 'object', description: 'x'.repeat(70_000) },
+    });
+    expect(huge.status).toBe(400);
+    expect(huge.body.error.message).toMatch(/at most 65536/);
+  });
+});
+
+describe('the compiled-schema cache', () => {
+  const tool = (version: number, schema: Record<string, unknown>) => ({
+    subdomain: 's',
+    name: 't',
+    version,
+    inputSchema: schema,
+  });
+  const integers = { type: 'object', properties: { n: { type: 'integer' } } };
+  const strings = { type: 'object', properties: { n: { type: 'string' } } };
+
+  it('compiles once per version, and again when a recreated tool reuses a version with another schema', () => {
+    const cache = new ToolSchemaCache(4);
+    expect(cache.check(tool(1, integers), 'inputSchema', { n: 1 })).toEqual({ ok: true });
+    expect(cache.check(tool(1, integers), 'inputSchema', { n: 'x' })).toEqual({
+      ok: false,
+      problem: '/n must be integer',
+    });
+    expect(cache.size).toBe(1);
+    // Deleted and saved again: version 1 once more, with another schema.
+    expect(cache.check(tool(1, strings), 'inputSchema', { n: 'x' })).toEqual({ ok: true });
+    expect(cache.size).toBe(1);
+  });
+
+  it('keeps at most its capacity, dropping the least recently used', () => {
+    const cache = new ToolSchemaCache(2);
+    for (const version of [1, 2, 3]) cache.check(tool(version, integers), 'inputSchema', {});
+    expect(cache.size).toBe(2);
+    expect(() => new ToolSchemaCache(0)).toThrow(TypeError);
+  });
+
+  it('matches patterns in linear time, so a nested quantifier cannot stall the control plane', () => {
+    const cache = new ToolSchemaCache(4);
+    const nested = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
+    // JavaScript's backtracking engine takes seconds on this; RE2 answers in a few ms.
+    const hostile = 'a'.repeat(28) + '!';
+    const started = performance.now();
+    expect(cache.check(tool(1, nested), 'inputSchema', { s: hostile })).toMatchObject({
+      ok: false,
+    });
+    expect(cache.check(tool(1, nested), 'inputSchema', { s: 'aaaa' })).toEqual({ ok: true });
+    // Each pattern keeps its own compiled expression (ajv keys them by their text).
+    const two = {
+      type: 'object',
+      properties: { a: { pattern: '^a+$' }, b: { pattern: '^b+$' } },
+    };
+    expect(cache.check(tool(2, two), 'inputSchema', { a: 'aa', b: 'bb' })).toEqual({ ok: true });
+    expect(cache.check(tool(2, two), 'inputSchema', { a: 'aa', b: 'aa' })).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^\/b must match pattern/),
+    });
+    // Not a timing assertion on the happy path: 28 characters backtrack 2^28 times in JavaScript.
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('keeps each schema’s $id to itself', () => {
+    const cache = new ToolSchemaCache(4);
+    const withId = (type: string) => ({
+      $id: 'https://example.com/shared',
+      type: 'object',
+      properties: { n: { type } },
+    });
+    expect(cache.check(tool(1, withId('integer')), 'inputSchema', { n: 1 }).ok).toBe(true);
+    expect(cache.check(tool(2, withId('string')), 'inputSchema', { n: 'x' }).ok).toBe(true);
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The harness side of rich results, progress, elicitation and sampling: what
+ * goes on the wire for each, and that nothing a tool builds can put a line on
+ * it that the control plane would refuse (which would fault the container).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildHarness } from '../../scripts/build-harness.js';
+import { ContentBlock, HarnessMessage } from '../../src/protocol/index.js';
+import { errorOf, HarnessClient } from './harness-client.js';
+
+let harness: HarnessClient;
+
+beforeAll(async () => {
+  const { harnessPath } = await buildHarness();
+  harness = await HarnessClient.start(harnessPath, ['--experimental-vm-modules']);
+});
+
+afterAll(async () => {
+  await harness?.close();
+  // Every line the harness wrote parsed against the protocol: no fault, no exit.
+  expect(harness.faults).toEqual([]);
+});
+
+describe('content results', () => {
+  it('sends the blocks beside a null value', async () => {
+    const outcome = await harness.invoke(
+      "return [sdk.content.text('hi'), sdk.content.image('AAAA', 'image/png')];",
+    );
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: null,
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      ],
+    });
+  });
+
+  it('fails the invocation, not the container, when a block changes behind the check', async () => {
+    // A getter answers a real block while the result is inspected and a bad one when it is serialised.
+    const code = `
+      let reads = 0;
+      const good = sdk.content.image('AAAA', 'image/png');
+      const result = [];
+      Object.defineProperty(result, 0, {
+        enumerable: true,
+        get() { reads++; return reads === 1 ? good : { type: 'image', data: 'not base64!', mimeType: 'x' }; },
+      });
+      return result;`;
+    const outcome = await harness.invoke(code);
+    expect(errorOf(outcome)).toMatchObject({
+      code: 'ERR_TOOL_ERROR',
+      message: expect.stringMatching(/^the returned content is not valid MCP content at 0/),
+    });
+    // The harness still serves.
+    expect((await harness.invoke('return 1;')).result).toMatchObject({ ok: true, value: 1 });
+  });
+
+  it('keeps blocks frozen and the brand out of reach', async () => {
+    const outcome = await harness.invoke(`
+      const block = sdk.content.text('x');
+      'use strict';
+      let changed = true;
+      try { block.text = 'y'; changed = block.text === 'y'; } catch { changed = false; }
+      const copy = { ...block };
+      return { changed, frozen: Object.isFrozen(block), copyIsData: JSON.stringify(copy), keys: Object.keys(sdk.content) };`);
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: {
+        changed: false,
+        frozen: true,
+        copyIsData: '{"type":"text","text":"x"}',
+        keys: ['text', 'image', 'audio', 'resource'],
+      },
+    });
+  });
+
+  it('counts the encoded content against the result limit', async () => {
+    const outcome = await harness.invoke("return sdk.content.text('x'.repeat(2000));", {
+      limits: { maxResultBytes: 1000 },
+    });
+    expect(errorOf(outcome).code).toBe('ERR_RESULT_TOO_LARGE');
+  });
+
+  it('checks builder arguments where the tool calls them', async () => {
+    const outcome = await harness.invoke(`
+      const attempts = [
+        () => sdk.content.text(1),
+        () => sdk.content.image('AAAA', 'png'),
+        () => sdk.content.audio('AAA', 'audio/wav'),
+        () => sdk.content.resource({ uri: 'relative/path', text: 'x' }),
+        () => sdk.content.resource({ uri: 'a:b', text: 'x', blob: 'AAAA' }),
+        () => sdk.content.resource(null),
+      ];
+      return attempts.map((attempt) => { try { attempt(); return 'accepted'; } catch (e) { return e.message; } });`);
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: [
+        'sdk.content.text expects a string',
+        'sdk.content.image: mimeType must be a MIME type',
+        'sdk.content.audio: data must be base64 text (btoa gives it)',
+        'sdk.content.resource: uri must be an absolute URI',
+        'sdk.content.resource needs exactly one of text and blob',
+        'sdk.content.resource expects {uri, mimeType?, text | blob}',
+      ],
+    });
+  });
+});
+
+describe('progress', () => {
+  const steps = 'for (let i = 1; i <= 3; i++) sdk.progress(i, 3, "step " + i); return "done";';
+
+  it('sends one line per call when the caller asked for progress', async () => {
+    const outcome = await harness.invoke(steps, { progress: true });
+    expect(
+      outcome.progress.map(({ progress, total, message }) => [progress, total, message]),
+    ).toEqual([
+      [1, 3, 'step 1'],
+      [2, 3, 'step 2'],
+      [3, 3, 'step 3'],
+    ]);
+  });
+
+  it('sends nothing when the caller did not', async () => {
+    const outcome = await harness.invoke(steps);
+    expect(outcome.progress).toEqual([]);
+    expect(outcome.result).toMatchObject({ ok: true, value: 'done' });
+  });
+
+  it('sends at most as many notifications as console lines are allowed', async () => {
+    const outcome = await harness.invoke(
+      'for (let i = 1; i <= 50; i++) sdk.progress(i); return 1;',
+      {
+        progress: true,
+        limits: { maxLogEntries: 10 },
+      },
+    );
+    expect(outcome.progress).toHaveLength(10);
+  });
+
+  it('refuses values MCP does not allow', async () => {
+    const outcome = await harness.invoke(`
+      const attempts = [
+        () => sdk.progress('1'),
+        () => sdk.progress(NaN),
+        () => sdk.progress(Infinity),
+        () => sdk.progress(1, 'ten'),
+        () => sdk.progress(1, 10, 42),
+        () => { sdk.progress(5); sdk.progress(5); },
+      ];
+      return attempts.map((attempt) => { try { attempt(); return 'accepted'; } catch (e) { return e.name + ': ' + e.message; } });`);
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: [
+        'TypeError: sdk.progress: progress must be a finite number',
+        'TypeError: sdk.progress: progress must be a finite number',
+        'TypeError: sdk.progress: progress must be finite',
+        'TypeError: sdk.progress: total must be a finite number when given',
+        'TypeError: sdk.progress: message must be a string when given',
+        'RangeError: sdk.progress: progress must increase with each call (it was 5, now 5)',
+      ],
+    });
+  });
+});
+
+describe('elicitation and sampling', () => {
+  it('are calls to the client whose replies reach the tool', async () => {
+    const outcome = await harness.invoke(
+      `const answer = await sdk.elicit('Name?', { type: 'object', properties: {} });
+       const reply = await sdk.sample({ messages: [], maxTokens: 5 });
+       return { answer, reply };`,
+      {
+        onCall: (call) =>
+          call.op === 'client.elicit'
+            ? { ok: true, value: { action: 'accept', content: { name: 'Ada' } } }
+            : {
+                ok: true,
+                value: { role: 'assistant', model: 'm', content: { type: 'text', text: 'hi' } },
+              },
+      },
+    );
+    expect(outcome.calls.map((call) => [call.op, call.args])).toEqual([
+      ['client.elicit', { message: 'Name?', requestedSchema: { type: 'object', properties: {} } }],
+      ['client.sample', { messages: [], maxTokens: 5 }],
+    ]);
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: {
+        answer: { action: 'accept', content: { name: 'Ada' } },
+        reply: { role: 'assistant', model: 'm', content: { type: 'text', text: 'hi' } },
+      },
+    });
+  });
+});
+
+describe('the wire', () => {
+  it('holds only lines the protocol accepts', () => {
+    for (const message of harness.messages)
+      expect(HarnessMessage.safeParse(message).success).toBe(true);
+    const blocks = harness.messages.flatMap((m) =>
+      m.type === 'result' && m.ok ? (m.content ?? []) : [],
+    );
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const block of blocks) expect(ContentBlock.safeParse(block).success).toBe(true);
+  });
+});
