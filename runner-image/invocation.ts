@@ -43,6 +43,8 @@ const ContentBlocks = ContentBlock.array().min(1).max(1024);
 
 /** Largest error message on the wire, in characters (WireError's limit). */
 const MAX_MESSAGE_CHARS = 64 * 1024;
+/** Longest progress message sent, in characters (a status line, not a log). */
+const MAX_PROGRESS_MESSAGE_CHARS = 1024;
 /** Codes the context may end an invocation with. */
 const CONTEXT_FAILURE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'ERR_TOOL_ERROR',
@@ -74,6 +76,7 @@ export class Invocation {
   readonly #limits: InvokeLimits;
   readonly #progress: boolean;
   #progressSent = 0;
+  #progressBytes = 0;
   readonly #context: Pick<ToolContext, 'api' | 'drain'>;
   readonly #write: (line: string) => void;
   readonly #onEnd: (invocation: Invocation) => void;
@@ -242,17 +245,28 @@ export class Invocation {
   }
 
   /**
-   * One `sdk.progress`: sent only when the caller asked for progress, and at
-   * most as many per invocation as console lines may be (a flood of
-   * notifications is as costly to carry as a flood of logs).
+   * One `sdk.progress`: sent only when the caller asked for progress, and
+   * within a budget of its own as large as the console's (entries and encoded
+   * bytes): a flood of notifications is as costly to carry as a flood of
+   * logs. Past it, the rest are dropped — progress is advisory.
    */
   #sendProgress(progress: unknown, total: unknown, message: unknown): void {
-    if (!this.#progress || this.#progressSent >= this.#limits.maxLogEntries) return;
+    if (!this.#progress) return;
+    const { maxLogBytes, maxLogEntries } = this.#limits;
+    if (this.#progressSent >= maxLogEntries) return;
     if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
     const checkedTotal = typeof total === 'number' && Number.isFinite(total) ? total : undefined;
-    const checkedMessage = typeof message === 'string' ? message.slice(0, 4096) : undefined;
+    const checkedMessage =
+      typeof message === 'string' ? message.slice(0, MAX_PROGRESS_MESSAGE_CHARS) : undefined;
+    const line = progressLine(this.id, progress, checkedTotal, checkedMessage);
+    const bytes = Math.max(LOG_ENTRY_MIN_BYTES, Buffer.byteLength(line));
+    if (this.#progressBytes + bytes > maxLogBytes) {
+      this.#progressSent = maxLogEntries;
+      return;
+    }
     this.#progressSent += 1;
-    this.#write(progressLine(this.id, progress, checkedTotal, checkedMessage));
+    this.#progressBytes += bytes;
+    this.#write(line);
   }
 
   #end(line: string): void {

@@ -66,6 +66,7 @@ async function ask(
         mode: 'form',
         ...asObject(args),
       });
+      checkFormSize(name, params.requestedSchema);
       return await server.elicitInput(params, options);
     }
     if (capabilities?.sampling === undefined) throw unsupported(name, 'sampling');
@@ -73,9 +74,11 @@ async function ask(
     return await server.createMessage(params, options);
   } catch (error) {
     if (error instanceof McphostError) throw error;
+    // An McpError is the client's error answer, or the SDK's refusal of its answer
+    // (a form answer that does not match the requested schema); its message says which.
     const message = error instanceof Error ? error.message : String(error);
-    const answer = error instanceof McpError ? 'answered with an error' : 'could not be asked';
-    throw new McphostError('ERR_CLIENT_FAILED', `${name}: the client ${answer}: ${message}`, {
+    const what = error instanceof McpError ? 'failed' : 'could not be sent to the client';
+    throw new McphostError('ERR_CLIENT_FAILED', `${name} ${what}: ${message}`, {
       cause: error,
     });
   }
@@ -100,6 +103,27 @@ function checked<T>(name: string, schema: z.ZodType<T>, args: unknown): T {
     throw new McphostError('ERR_INVALID_ARGUMENT', `${name}: ${describeProblems(result.error)}`);
   }
   return result.data;
+}
+
+/** A form a person fills in; bounded so that checking the answer stays cheap. */
+const MAX_FORM_FIELDS = 64;
+const MAX_FORM_SCHEMA_CHARACTERS = 64 * 1024;
+
+function checkFormSize(name: string, schema: { properties: Record<string, unknown> }): void {
+  const fields = Object.keys(schema.properties).length;
+  if (fields > MAX_FORM_FIELDS) {
+    throw new McphostError(
+      'ERR_INVALID_ARGUMENT',
+      `${name}: requestedSchema has ${fields} properties; a form may have at most ${MAX_FORM_FIELDS}`,
+    );
+  }
+  const characters = JSON.stringify(schema).length;
+  if (characters > MAX_FORM_SCHEMA_CHARACTERS) {
+    throw new McphostError(
+      'ERR_INVALID_ARGUMENT',
+      `${name}: requestedSchema is ${characters} characters of JSON; at most ${MAX_FORM_SCHEMA_CHARACTERS}`,
+    );
+  }
 }
 
 function asObject(value: unknown): Record<string, unknown> {

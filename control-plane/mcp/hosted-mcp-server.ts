@@ -19,6 +19,7 @@ import {
 import { publishedInputSchema } from '../invocation/index.js';
 import type { InvocableTool } from '../invocation/index.js';
 import { callingClientFor } from './calling-client.js';
+import { ELICITATION_ANSWERS } from './elicitation-answers.js';
 import { callTool, type ToolCallContext } from './tool-call.js';
 
 export interface HostedServerContext extends ToolCallContext {
@@ -53,7 +54,10 @@ function describe(tool: InvocableTool): Tool {
 export function createHostedMcpServer(context: HostedServerContext): Server {
   const server = new Server(
     { name: `mcphost/${context.subdomain}`, version: context.version },
-    { capabilities: { tools: { listChanged: true }, logging: {} } },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      jsonSchemaValidator: ELICITATION_ANSWERS,
+    },
   );
   skipRequestIdZero(server);
   // Every line is sent until the client asks for less.

@@ -314,7 +314,6 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
     const contentBlocks = new WeakSet();
     const weakSetAdd = WeakSet.prototype.add;
     const weakSetHas = WeakSet.prototype.has;
-    const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
     const MIME_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/;
     const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
@@ -348,6 +347,70 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
     }
 
     /**
+     * Standard base64 with padding, checked by a loop: a regular expression
+     * with a repeated group overflows the stack on megabytes of data.
+     * @param {string} where
+     * @param {unknown} value
+     */
+    function checkBase64(where, value) {
+      let valid = typeof value === 'string' && value.length % 4 === 0;
+      if (valid) {
+        const text = /** @type {string} */ (value);
+        const length = text.length;
+        const padding =
+          length > 0 && text.charCodeAt(length - 1) === 61
+            ? length > 1 && text.charCodeAt(length - 2) === 61
+              ? 2
+              : 1
+            : 0;
+        for (let i = 0; i < length - padding && valid; i++) {
+          const code = text.charCodeAt(i);
+          valid =
+            (code >= 65 && code <= 90) ||
+            (code >= 97 && code <= 122) ||
+            (code >= 48 && code <= 57) ||
+            code === 43 ||
+            code === 47;
+        }
+      }
+      if (!valid) throw new CtxTypeError(where + ' must be base64 text (btoa gives it)');
+      return /** @type {string} */ (value);
+    }
+
+    /**
+     * The JSON of blocks made here, written field by field: JSON.stringify of
+     * the objects would consult a `toJSON` tool code put on Object.prototype;
+     * of a primitive string it consults nothing.
+     * @param {unknown[]} blocks frozen blocks of this realm (see contentBlock)
+     */
+    function blocksJson(blocks) {
+      let json = '[';
+      for (let i = 0; i < blocks.length; i++) {
+        const block = /** @type {Record<string, any>} */ (blocks[i]);
+        if (i > 0) json += ',';
+        json += '{"type":' + JSONStringify(block.type);
+        if (block.type === 'text') {
+          json += ',"text":' + JSONStringify(block.text);
+        } else if (block.type === 'resource') {
+          const contents = block.resource;
+          json += ',"resource":{"uri":' + JSONStringify(contents.uri);
+          if (contents.mimeType !== undefined)
+            json += ',"mimeType":' + JSONStringify(contents.mimeType);
+          json +=
+            contents.text !== undefined
+              ? ',"text":' + JSONStringify(contents.text)
+              : ',"blob":' + JSONStringify(contents.blob);
+          json += '}';
+        } else {
+          json +=
+            ',"data":' + JSONStringify(block.data) + ',"mimeType":' + JSONStringify(block.mimeType);
+        }
+        json += '}';
+      }
+      return json + ']';
+    }
+
+    /**
      * @param {'image' | 'audio'} type
      * @param {unknown} data
      * @param {unknown} mimeType
@@ -356,7 +419,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       const where = 'sdk.content.' + type;
       return contentBlock({
         type: type,
-        data: checkText(where + ': data', data, BASE64, 'base64 text (btoa gives it)'),
+        data: checkBase64(where + ': data', data),
         mimeType: checkText(where + ': mimeType', mimeType, MIME_TYPE, 'a MIME type'),
       });
     }
@@ -403,7 +466,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
           if (typeof text !== 'string') throw new CtxTypeError(where + ': text must be a string');
           contents.text = text;
         } else {
-          contents.blob = checkText(where + ': blob', blob, BASE64, 'base64 text (btoa gives it)');
+          contents.blob = checkBase64(where + ': blob', blob);
         }
         return contentBlock({ type: 'resource', resource: ObjectFreeze(contents) });
       },
@@ -418,15 +481,23 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
     function contentOf(value) {
       if (isContentBlock(value)) return [value];
       if (!ArrayIsArray(value) || value.length === 0) return null;
+      // Each element is read once, into an array of our own: a getter cannot
+      // answer a block to this check and something else to the serialiser.
+      const items = [];
+      const length = value.length;
       let blocks = 0;
-      for (let i = 0; i < value.length; i++) if (isContentBlock(value[i])) blocks++;
+      for (let i = 0; i < length; i++) {
+        const item = value[i];
+        items[i] = item;
+        if (isContentBlock(item)) blocks++;
+      }
       if (blocks === 0) return null;
-      if (blocks < value.length) {
+      if (blocks < length) {
         throw new CtxTypeError(
           'the result mixes sdk.content blocks with other values; wrap text in sdk.content.text(...)',
         );
       }
-      return value;
+      return items;
     }
 
     // ---------------------------------------------------------------- the calling client
@@ -650,6 +721,20 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       return 'result cannot be serialised to JSON: ' + messageOf(error);
     }
 
+    /**
+     * The outcome of a resolved tool: whatever goes wrong on the way (a getter
+     * or `toJSON` of the result that throws) fails the invocation at once;
+     * nothing is left as an unhandled rejection the host never sees.
+     * @param {unknown} value
+     */
+    function settleWith(value) {
+      try {
+        succeed(value);
+      } catch (error) {
+        fail(error);
+      }
+    }
+
     /** @param {unknown} value what the tool's promise resolved to */
     function succeed(value) {
       if (value === undefined) {
@@ -676,8 +761,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
         return;
       }
       if (blocks !== null) {
-        // Blocks are frozen objects of strings made here: they always serialise.
-        bridge('ok', JSONStringify(blocks), 'content');
+        bridge('ok', blocksJson(blocks), 'content');
         return;
       }
       let json;
@@ -746,7 +830,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
         fail(error);
         return;
       }
-      then(promise, succeed, fail);
+      then(promise, settleWith, fail);
     }
 
     function cancel() {

@@ -96,7 +96,15 @@ export class LineReader<T> {
       this.#fault(`line is not JSON: ${preview(line)}`);
       return;
     }
-    const parsed = this.#schema.safeParse(json);
+    let parsed: z.ZodSafeParseResult<T>;
+    try {
+      parsed = this.#schema.safeParse(json);
+    } catch (error) {
+      // A check that throws (a stack overflow deep in a schema) is a refusal, never an escape.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#fault(`message could not be checked (${reason}): ${preview(line)}`);
+      return;
+    }
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';

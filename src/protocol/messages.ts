@@ -161,7 +161,7 @@ export const ProgressMessage = z.object({
   invocation: InvocationId,
   progress: z.number().finite(),
   total: z.number().finite().optional(),
-  message: z.string().max(4096).optional(),
+  message: z.string().max(1024).optional(),
 });
 
 /** A brokered request from tool code; `args` is checked per `op` by the broker. */
@@ -176,10 +176,25 @@ export const CallMessage = z.object({
 // ---------------------------------------------------------------------------
 // Rich results: MCP content blocks a tool built with sdk.content.*.
 
-/** Standard base64 with padding (what MCP's `data` and `blob` fields hold). */
-const Base64 = z
-  .string()
-  .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, 'must be base64');
+/**
+ * Standard base64 with padding (what MCP's `data` and `blob` fields hold).
+ * Checked by a loop, not a regular expression: V8's regexp engine overflows
+ * its stack on a repeated group over several megabytes.
+ */
+const Base64 = z.string().refine(isBase64, 'must be base64');
+
+export function isBase64(text: string): boolean {
+  if (text.length % 4 !== 0) return false;
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const end = text.length - padding;
+  for (let i = 0; i < end; i++) {
+    const code = text.charCodeAt(i);
+    const alphanumeric =
+      (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+    if (!alphanumeric && code !== 43 && code !== 47) return false;
+  }
+  return true;
+}
 const MimeType = z
   .string()
   .regex(/^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/, 'must be a MIME type such as image/png')

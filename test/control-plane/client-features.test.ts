@@ -59,6 +59,11 @@ beforeAll(async () => {
   // A small result limit, so that one picture passes it.
   plane = await startTestControlPlane({ TOOL_MAX_RESULT_BYTES: String(RESULT_LIMIT) });
   expect((await plane.admin('POST', '/api/servers', { subdomain: 'features' })).status).toBe(201);
+  // One test client makes a few hundred requests in seconds: more than a caller's default burst.
+  const limits = await plane.admin('PATCH', '/api/servers/features/settings', {
+    rateLimit: { perMinute: 100_000, burst: 10_000 },
+  });
+  expect(limits.status, JSON.stringify(limits.body)).toBe(200);
   const save = async (name: string, body: object) => {
     const response = await plane.admin('PUT', `/api/servers/features/tools/${name}`, {
       description: `The ${name} fixture.`,
@@ -116,6 +121,27 @@ beforeAll(async () => {
     code: `try {
         await sdk.elicit('Sure?', { type: 'object', properties: { ok: { type: 'boolean' } } });
         return 'answered';
+      } catch (error) {
+        return { code: error.code, message: error.message };
+      }`,
+  });
+  await save('big_form', {
+    code: `const properties = {};
+      for (let i = 0; i < 65; i++) properties['field' + i] = { type: 'string' };
+      try {
+        await sdk.elicit('Too many questions', { type: 'object', properties });
+        return 'asked';
+      } catch (error) {
+        return { code: error.code, message: error.message };
+      }`,
+  });
+  await save('typed_form', {
+    code: `try {
+        return await sdk.elicit('How many?', {
+          type: 'object',
+          properties: { count: { type: 'integer', minimum: 1 } },
+          required: ['count'],
+        });
       } catch (error) {
         return { code: error.code, message: error.message };
       }`,
@@ -276,6 +302,32 @@ describe('sdk.elicit and sdk.sample', () => {
       code: 'ERR_CLIENT_FAILED',
       message: expect.stringMatching(/the user closed the window/),
     });
+  });
+
+  it('bounds the form a tool may ask for', async () => {
+    const client = await connect({ elicitation: {} });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
+    const result = await call(client, 'big_form');
+    expect(result.structuredContent).toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+      message: expect.stringMatching(/65 properties; a form may have at most 64/),
+    });
+  });
+
+  it('checks an accepted answer against the form before the tool sees it', async () => {
+    const client = await connect({ elicitation: {} });
+    const answers = [{ count: 0 }, { count: 3 }];
+    client.setRequestHandler(ElicitRequestSchema, async () => ({
+      action: 'accept',
+      content: answers.shift()!,
+    }));
+    const refused = await call(client, 'typed_form');
+    expect(refused.structuredContent).toMatchObject({
+      code: 'ERR_CLIENT_FAILED',
+      message: expect.stringMatching(/does not match requested schema/),
+    });
+    const accepted = await call(client, 'typed_form');
+    expect(accepted.structuredContent).toEqual({ action: 'accept', content: { count: 3 } });
   });
 
   it('refuses a malformed sampling request before the client sees it', async () => {

@@ -36,8 +36,7 @@ describe('content results', () => {
     });
   });
 
-  it('fails the invocation, not the container, when a block changes behind the check', async () => {
-    // A getter answers a real block while the result is inspected and a bad one when it is serialised.
+  it('reads each element of a returned array once, so a getter cannot swap a block for bad data', async () => {
     const code = `
       let reads = 0;
       const good = sdk.content.image('AAAA', 'image/png');
@@ -46,14 +45,52 @@ describe('content results', () => {
         enumerable: true,
         get() { reads++; return reads === 1 ? good : { type: 'image', data: 'not base64!', mimeType: 'x' }; },
       });
+      setTimeout(() => console.log('reads', reads), 0);
       return result;`;
     const outcome = await harness.invoke(code);
-    expect(errorOf(outcome)).toMatchObject({
-      code: 'ERR_TOOL_ERROR',
-      message: expect.stringMatching(/^the returned content is not valid MCP content at 0/),
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }],
     });
-    // The harness still serves.
-    expect((await harness.invoke('return 1;')).result).toMatchObject({ ok: true, value: 1 });
+  });
+
+  it('serialises blocks without consulting a toJSON the tool planted', async () => {
+    const outcome = await harness.invoke(`
+      Object.prototype.toJSON = () => { throw new Error('planted'); };
+      Array.prototype.toJSON = () => 1n;
+      String.prototype.toJSON = () => 'swapped';
+      return [sdk.content.text('hi'), sdk.content.resource({ uri: 'a:b', mimeType: 'text/plain', text: 't' })];`);
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'resource', resource: { uri: 'a:b', mimeType: 'text/plain', text: 't' } },
+      ],
+    });
+  });
+
+  it('fails at once, not at the deadline, when reading the result throws', async () => {
+    const started = Date.now();
+    const outcome = await harness.invoke(
+      `const result = [sdk.content.text('a')];
+       Object.defineProperty(result, 1, { enumerable: true, get() { throw new Error('getter says no'); } });
+       return result;`,
+      { timeoutMs: 5_000 },
+    );
+    expect(errorOf(outcome)).toMatchObject({ code: 'ERR_TOOL_ERROR', message: 'getter says no' });
+    // Far below the 5 s time limit: the failure is the tool's answer, not a timeout.
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it('checks megabytes of base64 without overflowing the stack', async () => {
+    const outcome = await harness.invoke(
+      `const data = 'QUJD'.repeat(2 * 1024 * 1024);
+       try { sdk.content.image(data + '!', 'image/png'); return 'accepted'; } catch (e) { return e.message; }`,
+    );
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: 'sdk.content.image: data must be base64 text (btoa gives it)',
+    });
   });
 
   it('keeps blocks frozen and the brand out of reach', async () => {
@@ -136,6 +173,19 @@ describe('progress', () => {
       },
     );
     expect(outcome.progress).toHaveLength(10);
+  });
+
+  it('charges the encoded bytes too, and cuts long messages', async () => {
+    // Control characters take six bytes each once escaped in JSON.
+    const outcome = await harness.invoke(
+      "for (let i = 1; i <= 100; i++) sdk.progress(i, 100, '\\u0001'.repeat(4096)); return 1;",
+      { progress: true, limits: { maxLogBytes: 32 * 1024 } },
+    );
+    const bytes = outcome.progress.reduce((sum, m) => sum + JSON.stringify(m).length, 0);
+    expect(outcome.progress.length).toBeGreaterThan(0);
+    expect(outcome.progress.length).toBeLessThan(100);
+    expect(bytes).toBeLessThanOrEqual(32 * 1024);
+    expect(outcome.progress[0]?.message).toHaveLength(1024);
   });
 
   it('refuses values MCP does not allow', async () => {
