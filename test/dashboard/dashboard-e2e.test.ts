@@ -156,6 +156,13 @@ it('runs the operator flow in a real browser', async () => {
   await page.keyboard.type('\nparams.');
   await page.getByRole('option', { name: /^name/ }).waitFor();
   await page.keyboard.press('Escape');
+  // …and the sdk members and content builders by the names docs/tool-code.md uses.
+  await page.keyboard.type('\nsdk.eli');
+  await page.getByRole('option', { name: /^elicit/ }).waitFor();
+  await page.keyboard.press('Escape');
+  await page.keyboard.type('\nsdk.content.ima');
+  await page.getByRole('option', { name: /^image/ }).waitFor();
+  await page.keyboard.press('Escape');
 
   await code.fill(
     [
