@@ -16,6 +16,7 @@ import { errorResultLine } from './protocol-lines.js';
 import { Invocation } from './invocation.js';
 import {
   NOTHING_PRELOADED,
+  RUN,
   preloadFor,
   type ContextPreload,
   type ToolContext,
@@ -117,7 +118,7 @@ export class InvocationRunner {
     context.slot.target = invocation.bridge;
     this.#current = invocation;
     // Evaluating the wrapper only creates the function; no tool code runs here.
-    const tool: unknown = compiled.script.runInContext(context.context);
+    const tool: unknown = compiled.script.runInContext(context.context, RUN);
     invocation.start(tool, JSON.stringify(message.params), JSON.stringify(message.env));
   }
 

@@ -74,6 +74,15 @@ const CONTEXT_OPTIONS: vm.CreateContextOptions = {
   microtaskMode: 'afterEvaluate',
 };
 
+/**
+ * How every script runs in a tool context. Node's default (`displayErrors`)
+ * decorates an error the script throws by reading its `stack` on the host's
+ * side: V8 then builds the stack's call sites in the host's realm and hands
+ * them to the tool's `Error.prepareStackTrace`, whose `constructor.constructor`
+ * is the host's Function. Never.
+ */
+export const RUN: vm.RunningScriptOptions = Object.freeze({ displayErrors: false });
+
 /** Evaluating it does nothing; what matters is the microtask checkpoint `afterEvaluate` runs after it. */
 const DRAIN_SCRIPT = new vm.Script('undefined', { filename: 'mcphost-drain.js' });
 
@@ -159,9 +168,20 @@ export class ToolContextFactory {
     this.#lodashSource = readFileSync(lodashPath, 'utf8');
   }
 
-  /** Compiles lodash (~17 ms) if not yet done; the harness calls it while idle, after `ready`. */
+  /**
+   * Compiles lodash (~17 ms) if not yet done, wrapped in a function: each
+   * context gets that function before any tool code runs, and the host calls
+   * it when `sdk.lodash` is first read. Calling a function, unlike running a
+   * script while tool code is on the stack, neither drains the tool's
+   * microtasks mid-statement nor hands what lodash's start-up throws (through
+   * a getter the tool planted on `global` or `self`) to Node, which would
+   * read its `stack` in the host's realm (see RUN).
+   */
   compileLodash(): vm.Script {
-    this.#lodashScript ??= new vm.Script(this.#lodashSource, { filename: 'lodash.min.js' });
+    this.#lodashScript ??= new vm.Script(`(function () {\n${this.#lodashSource}\n})`, {
+      filename: 'lodash.min.js',
+      lineOffset: -1,
+    });
     return this.#lodashScript;
   }
 
@@ -180,14 +200,16 @@ export class ToolContextFactory {
     // host's Object.prototype (`this.constructor.constructor` would be the host's Function).
     const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
     // Only defines URL's factory, which the bootstrap takes out of tool code's reach.
-    this.#compileUrl().runInContext(context);
+    this.#compileUrl().runInContext(context, RUN);
+    // Defines lodash's function only; nothing of lodash runs until it is called.
+    const loadLodash = this.compileLodash().runInContext(context, RUN) as () => void;
     const slot: BridgeSlot = { target: null };
-    const compileLodash = () => this.compileLodash();
     const bridge: HostBridge = (kind, a, b, c, d) => {
-      // Never throw into the context: a host error is a host object.
+      // Never throw into the context: a host error is a host object. What the
+      // context throws is caught here untouched (never read, never displayed).
       try {
         if (kind === 'lodash') {
-          compileLodash().runInContext(context);
+          Reflect.apply(loadLodash, undefined, []);
           return undefined;
         }
         const target = slot.target;
@@ -196,19 +218,21 @@ export class ToolContextFactory {
         return undefined;
       }
     };
-    const install = this.#bootstrap.runInContext(context) as (bridge: HostBridge) => ContextApi;
+    const install = this.#bootstrap.runInContext(context, RUN) as (
+      bridge: HostBridge,
+    ) => ContextApi;
     const api = install(bridge);
     if (preload.lodash) api.preloadLodash();
     for (const global of preload.webGlobals) {
       try {
-        readAheadScript(global).runInContext(context);
+        readAheadScript(global).runInContext(context, RUN);
       } catch {
         // Not expected (no tool code has run); the tool's own first read reports it.
       }
     }
     const drain = (): void => {
       try {
-        DRAIN_SCRIPT.runInContext(context);
+        DRAIN_SCRIPT.runInContext(context, RUN);
       } catch {
         // Whatever the context threw is its own; it is never inspected here.
       }

@@ -456,7 +456,14 @@ function createWebCrypto(bytes, DOMExceptionCtor, webCall, byteLimit) {
           'TypeMismatchError',
         );
       }
-      const view = /** @type {Uint8Array} */ (bytes.viewOf(array));
+      const view = bytes.viewOf(array);
+      if (view === null) {
+        // A view over a SharedArrayBuffer: the web refuses those too.
+        throw fail(
+          'crypto.getRandomValues: the argument must not be a view of a SharedArrayBuffer',
+          'TypeMismatchError',
+        );
+      }
       if (view.length > MAX_RANDOM_BYTES) {
         throw fail(
           "crypto.getRandomValues: the ArrayBufferView's byte length (" +

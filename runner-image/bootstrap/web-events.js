@@ -64,6 +64,8 @@ function createWebEvents(platform) {
   const CtxTypeError = TypeError;
   const CtxWeakMap = WeakMap;
   const StringCtor = String;
+  /** The longest delay a timer takes (a signed 32-bit count of ms). */
+  const MAX_TIMER_DELAY = 2147483647;
   const NumberCtor = Number;
   const NumberIsFinite = Number.isFinite;
   const weakMapGet = WeakMap.prototype.get;
@@ -663,12 +665,17 @@ function createWebEvents(platform) {
         throw new CtxTypeError('AbortSignal.timeout: milliseconds must be a finite number ≥ 0');
       }
       const signal = newSignal();
-      setTimer(function () {
-        signalAbort(
-          signal,
-          new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
-        );
-      }, ms);
+      // Past the longest timer delay (2^31 - 1 ms, ~24.8 days) the timers fire at
+      // once; no invocation lives that long, so the longest delay never fires in it.
+      setTimer(
+        function () {
+          signalAbort(
+            signal,
+            new DOMException('The operation was aborted due to timeout', 'TimeoutError'),
+          );
+        },
+        ms > MAX_TIMER_DELAY ? MAX_TIMER_DELAY : ms,
+      );
       return signal;
     }
 

@@ -34,7 +34,40 @@ export type LogLevel = z.infer<typeof LogLevel>;
 // Arguments of the brokered operations (sdk.http, sdk.db). The harness passes
 // what tool code gave it; the broker trusts only what parses here.
 
-const HeaderMap = z.record(z.string().min(1).max(256), z.string().max(16 * 1024));
+/**
+ * Request headers the broker sets itself, refused from tool code. `host` above
+ * all: undici would send it as the Host line and the TLS server name while the
+ * egress policy checks the URL's host, so an allowed address shared by many
+ * sites (a CDN, a load balancer) would reach any of them. The rest frame the
+ * message (length, encoding, connection handling), which is the broker's job.
+ */
+export const BROKER_SET_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-authorization',
+  'proxy-connection',
+]);
+
+const HeaderMap = z
+  .record(z.string().min(1).max(256), z.string().max(16 * 1024))
+  .superRefine((headers, context) => {
+    for (const name of Object.keys(headers)) {
+      if (BROKER_SET_HEADERS.has(name.toLowerCase())) {
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `the ${name} header is set by the broker, not by tool code`,
+        });
+      }
+    }
+  });
 
 export const HttpRequestArgs = z.object({
   method: z

@@ -130,6 +130,39 @@ describe('request bodies', () => {
   });
 });
 
+describe('attack review', () => {
+  it('a body of megabytes of base64 is checked without overflowing the stack', async () => {
+    const bytes = Buffer.alloc(10 * 1024 * 1024, 0xab);
+    const value = (await broker.handle(
+      'http',
+      {
+        method: 'POST',
+        url: `${origin}/digest`,
+        body: bytes.toString('base64'),
+        bodyEncoding: 'base64',
+      },
+      context(),
+    )) as { body: string };
+    expect(JSON.parse(value.body)).toMatchObject({ length: bytes.length, sha256: sha256(bytes) });
+  });
+
+  it('refuses the headers the broker sets, Host above all, before any request', async () => {
+    const before = requestCount;
+    for (const name of ['host', 'Host', 'content-length', 'transfer-encoding', 'connection']) {
+      const error = await failure(
+        broker.handle(
+          'http',
+          { method: 'GET', url: `${origin}/digest`, headers: { [name]: 'other.example' } },
+          context(),
+        ),
+      );
+      expect(error.code, name).toBe('ERR_INVALID_ARGUMENT');
+      expect(error.message).toContain(`the ${name} header is set by the broker`);
+    }
+    expect(requestCount).toBe(before);
+  });
+});
+
 describe('response bodies', () => {
   it('responseEncoding base64 gives the exact bytes', async () => {
     const value = (await broker.handle(

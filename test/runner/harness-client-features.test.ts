@@ -254,3 +254,24 @@ describe('the wire', () => {
     for (const block of blocks) expect(ContentBlock.safeParse(block).success).toBe(true);
   });
 });
+
+describe('web platform edges (attack review)', () => {
+  it('a timeout signal past the longest timer does not fire at once; SharedArrayBuffer views are refused by name; timeOrigin is coarse', async () => {
+    const outcome = await harness.invoke(`
+      const signal = AbortSignal.timeout(2 ** 31);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      let shared;
+      try { crypto.getRandomValues(new Uint8Array(new SharedArrayBuffer(8))); shared = 'filled'; }
+      catch (e) { shared = e.name + ': ' + e.message; }
+      return { aborted: signal.aborted, shared, coarse: Number.isInteger(performance.timeOrigin * 200) };`);
+    expect(outcome.result).toMatchObject({
+      ok: true,
+      value: {
+        aborted: false,
+        shared:
+          'TypeMismatchError: crypto.getRandomValues: the argument must not be a view of a SharedArrayBuffer',
+        coarse: true,
+      },
+    });
+  });
+});

@@ -209,6 +209,37 @@ describe('escape attempts', () => {
     expect(verdicts.some((verdict) => verdict.startsWith('site:'))).toBe(true);
   });
 
+  it('what lodash throws while it loads never reaches Node to be displayed (attack review)', async () => {
+    // A getter lodash's start-up reads throws an Error of the tool's realm: run as
+    // a script with Node's default displayErrors, Node would read its stack on
+    // the host's side and hand host-realm call sites to prepareStackTrace.
+    const verdicts = await probe(
+      `
+      Error.prepareStackTrace = (error, sites) => {
+        for (const site of sites) {
+          reach('site', site);
+          reach('site this', site.getThis());
+          reach('site function', site.getFunction());
+        }
+        return 'stack';
+      };
+      for (const name of ['global', 'self']) {
+        Object.defineProperty(globalThis, name, { configurable: true, get() { throw new Error('from ' + name); } });
+      }
+      const order = [];
+      Promise.resolve().then(() => order.push('microtask'));
+      let loaded;
+      try { loaded = sdk['lod' + 'ash']; } catch (e) { loaded = 'threw ' + e.message; }
+      order.push('after the read');
+      await null;
+      verdicts.push('order: ' + order.join(', '));
+      verdicts.push('lodash: ' + typeof loaded);`,
+    );
+    expectContained(verdicts);
+    // Reading sdk.lodash runs no queued microtask in the middle of the tool's statement.
+    expect(verdicts).toContain('order: after the read, microtask');
+  });
+
   it('a stack overflow while calling into the host', async () => {
     const verdicts = await probe(
       `

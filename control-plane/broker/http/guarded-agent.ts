@@ -36,13 +36,15 @@ export function createGuardedAgent(options: GuardedAgentOptions): Agent {
       purpose: 'HTTP request',
     }).then(
       (ip) => {
+        // The TLS name is the host the policy checked, whatever else undici
+        // derived it from (a Host header would otherwise choose the certificate).
         const isName = classifyHost(hostname).kind === 'name';
-        const servername = connectOptions.servername ?? (isName ? hostname : undefined);
+        const servername = isName ? hostname : undefined;
         dial(
           {
             ...connectOptions,
             hostname: ip.address,
-            ...(servername === undefined ? {} : { servername }),
+            servername,
           },
           callback,
         );

@@ -8,7 +8,11 @@
  * limit counts the raw bytes either way.
  */
 import type { Agent, Dispatcher } from 'undici';
-import type { HttpRequestArgs, HttpResponseValue } from '../../../src/protocol/index.js';
+import {
+  isBase64,
+  type HttpRequestArgs,
+  type HttpResponseValue,
+} from '../../../src/protocol/index.js';
 import { McphostError, cancelledError, isMcphostError } from '../../errors.js';
 
 /** Limits of one sdk.http call. */
@@ -38,9 +42,6 @@ type Hop = {
   headers: Record<string, string>;
   body: string | Buffer | undefined;
 };
-
-/** Strict base64 (RFC 4648 §4, padded), as the harness's fetch writes it. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Performs one brokered HTTP request through `agent`. */
 export async function performHttpRequest(
@@ -102,7 +103,7 @@ export async function performHttpRequest(
 /** The request body as undici takes it: text as is, base64 decoded to its bytes. */
 function requestBody(args: HttpRequestArgs): string | Buffer | undefined {
   if (args.body === undefined || args.bodyEncoding !== 'base64') return args.body;
-  if (!BASE64.test(args.body)) {
+  if (!isBase64(args.body)) {
     throw new McphostError(
       'ERR_INVALID_ARGUMENT',
       'body: bodyEncoding is base64 but the body is not base64',
