@@ -295,6 +295,12 @@ export const CONFIG_TABLE = {
     z.coerce.number().int().min(8),
     '64',
   ),
+  toolSchemaCheckTimeoutMs: entry(
+    'TOOL_SCHEMA_CHECK_TIMEOUT_MS',
+    "longest check of a call's arguments or result against the tool's inputSchema/outputSchema (compiling it included), in ms; past it the call fails and the checking thread is replaced",
+    positiveInt,
+    '250',
+  ),
   toolMaxResultBytes: entry(
     'TOOL_MAX_RESULT_BYTES',
     'largest serialised tool result, in bytes',

@@ -31,6 +31,7 @@ import {
   invocationLimitsFrom,
   poolCapsFrom,
   poolDefaultsFrom,
+  schemaCheckSettingsFrom,
 } from './component-settings.js';
 import { ConfigSync } from './config-sync.js';
 import { prepareDashboard } from './dashboard-assets.js';
@@ -154,7 +155,10 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         logger: log.child({ component: 'invocation' }),
       },
       invocationLimitsFrom(config),
+      schemaCheckSettingsFrom(config),
     );
+    // Pushed before whenIdle below, so it runs after it: no invocation is left to check.
+    closers.push(() => invoker.close());
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
       maxSessions: config.mcpMaxSessions,

@@ -8,6 +8,7 @@
 import { DEFAULT_MAX_LINE_BYTES } from '../../src/protocol/index.js';
 import type { BrokerOptions } from '../broker/index.js';
 import type { Config } from '../config.js';
+import type { ToolInvoker } from '../invocation/index.js';
 import type { InvocationLimits, PoolCaps, PoolDefaults } from '../sandbox/index.js';
 
 /** The service limits every tool starts from (TOOL_*). */
@@ -21,6 +22,13 @@ export function invocationLimitsFrom(config: Config): InvocationLimits {
     maxLogBytes: config.toolMaxLogBytes,
     maxLogEntries: config.toolMaxLogEntries,
   };
+}
+
+/** How tools' inputSchema/outputSchema checks run (TOOL_SCHEMA_CHECK_TIMEOUT_MS). */
+export function schemaCheckSettingsFrom(
+  config: Config,
+): ConstructorParameters<typeof ToolInvoker>[2] {
+  return { timeoutMs: config.toolSchemaCheckTimeoutMs };
 }
 
 /** What every warm pool starts from (POOL_*, RUNNER_STARTUP_TIMEOUT_MS, TOOL_*). */

@@ -5,7 +5,7 @@
  * container is touched. Each role reads the same declaration.
  */
 import type { ToolJsonSchema, ToolParameter } from '../store/index.js';
-import { toolSchemas, type SchemaBearingTool } from './tool-schemas.js';
+import type { SchemaBearingTool, SchemaChecker } from './schema-checker.js';
 
 type ParameterDeclaration = ToolParameter;
 type ParameterType = ToolParameter['type'];
@@ -48,35 +48,43 @@ export type ArgumentCheck =
 
 /**
  * Checks a call's arguments against the tool's declarations: its
- * `inputSchema` when it has one, else its parameter list.
+ * `inputSchema` when it has one (in a worker thread, under a deadline), else
+ * its parameter list (here and now: a few comparisons).
  */
-export function checkArguments(
+export async function checkArguments(
   tool: ArgumentDeclarations,
   args: Record<string, unknown> | undefined,
-): ArgumentCheck {
+  schemas: SchemaChecker,
+): Promise<ArgumentCheck> {
   return tool.inputSchema === undefined
     ? checkDeclaredArguments(tool.parameters, args)
-    : checkSchemaArguments(tool, args);
+    : checkSchemaArguments(tool, args, schemas);
 }
 
 /**
  * Arguments against an `inputSchema` (absent arguments are `{}`): passed on
  * exactly as sent once they match — no defaults filled in, nothing coerced.
  */
-function checkSchemaArguments(
+async function checkSchemaArguments(
   tool: ArgumentDeclarations,
   args: Record<string, unknown> | undefined,
-): ArgumentCheck {
+  schemas: SchemaChecker,
+): Promise<ArgumentCheck> {
   const given = args ?? {};
   // Parsed from JSON it is an own key; copied into `params` by the protocol's
   // schema it would vanish without a word, so it is refused with one.
   if (Object.hasOwn(given, '__proto__')) {
     return { ok: false, message: 'an argument may not be named __proto__' };
   }
-  const checked = toolSchemas.check(tool, 'inputSchema', given);
-  return checked.ok
-    ? { ok: true, params: given }
-    : { ok: false, message: `arguments do not match inputSchema: ${checked.problem}` };
+  const checked = await schemas.check(tool, 'inputSchema', given);
+  if (checked.ok) return { ok: true, params: given };
+  return {
+    ok: false,
+    message:
+      checked.reason === 'mismatch'
+        ? `arguments do not match inputSchema: ${checked.problem}`
+        : `arguments could not be checked against inputSchema: ${checked.problem}`,
+  };
 }
 
 /**

@@ -20,6 +20,7 @@ import type { BrokerCallContext } from '../broker/index.js';
 import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
 import { checkArguments } from './arguments.js';
 import { checkOutput } from './tool-output.js';
+import { SchemaChecker, type SchemaCheckSettings } from './schema-checker.js';
 import { askClient, isClientOperation, type CallingClient } from './calling-client.js';
 import { createRedactor } from './redact.js';
 import { describeProblems } from '../validation-problems.js';
@@ -113,11 +114,16 @@ export type InvokeResult = InvocationVerdict & {
 export class ToolInvoker {
   readonly #ports: InvokerPorts;
   readonly #defaults: InvocationLimits;
+  readonly #schemas: SchemaChecker;
   #active = 0;
   #idleWaiters: (() => void)[] = [];
 
-  /** `defaults`: the service-wide limits from the configuration; invalid ones are a TypeError. */
-  constructor(ports: InvokerPorts, defaults: InvocationLimits) {
+  /**
+   * `defaults`: the service-wide limits from the configuration; `schemaChecks`:
+   * how inputSchema/outputSchema checks run (TOOL_SCHEMA_CHECK_TIMEOUT_MS).
+   * Invalid ones are a TypeError.
+   */
+  constructor(ports: InvokerPorts, defaults: InvocationLimits, schemaChecks: SchemaCheckSettings) {
     // Tools' and servers' own limits are validated when saved: with these, every merge is valid.
     const checked = InvocationLimitsSchema.safeParse(defaults);
     if (!checked.success) {
@@ -127,6 +133,12 @@ export class ToolInvoker {
     }
     this.#ports = ports;
     this.#defaults = checked.data;
+    this.#schemas = new SchemaChecker(schemaChecks);
+  }
+
+  /** Stops the schema-check workers (after `whenIdle`, at shutdown); checks still waiting fail. */
+  close(): Promise<void> {
+    return this.#schemas.close();
   }
 
   /** Invocations running now. */
@@ -160,7 +172,7 @@ export class ToolInvoker {
     const { tool } = request;
     const started = Date.now();
     const invocationId = randomUUID();
-    const checked = checkArguments(tool, request.args);
+    const checked = await checkArguments(tool, request.args, this.#schemas);
     if (!checked.ok) {
       const error = { code: 'ERR_INVALID_ARGUMENT' as const, message: checked.message };
       return this.#finish(
@@ -215,7 +227,8 @@ export class ToolInvoker {
     const redacted: InvocationOutcome = outcome.ok
       ? { ...outcome, logs }
       : { ...outcome, logs, error: { ...outcome.error, message: redact(outcome.error.message) } };
-    return this.#finish(request, checkOutput(tool, redacted), started, invocationId);
+    const checkedOutcome = await checkOutput(tool, redacted, this.#schemas);
+    return this.#finish(request, checkedOutcome, started, invocationId);
   }
 
   /** One sdk.http / sdk.db request, counted and logged by outcome. */

@@ -1,53 +1,70 @@
 /**
- * Compiled `inputSchema` / `outputSchema` validators, once per tool version:
- * compiled on the first call that needs one (a tool nobody calls costs
- * nothing), kept in a bounded least-recently-used cache keyed by server, tool
- * and version, and reported as one path-naming message.
+ * Compiled `inputSchema` / `outputSchema` validators, once per tool version,
+ * and the one message a failed check gives. The cache lives in the
+ * schema-check worker thread (schema-check-worker.ts), which compiles and
+ * validates off the control plane's thread; it compiles on the first check
+ * that needs a schema (a tool nobody calls costs nothing) and keeps a bounded
+ * least-recently-used set keyed by server, tool, version and role.
  *
  * A key alone cannot be trusted: a tool deleted and saved again restarts at
  * version 1 with another schema. An entry therefore keeps the JSON text it
- * was compiled from and is reused only for the same text. The text is
- * computed once per cached record object (records are replaced, never
- * changed), so a call on a warm tool compares nothing.
+ * was compiled from and is reused only for the same text.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { createToolSchemaCompiler, type ToolJsonSchema } from '../store/index.js';
-
-/** What the cache needs of a tool: where it lives, its version, its schemas. */
-export interface SchemaBearingTool {
-  readonly subdomain: string;
-  readonly name: string;
-  readonly version: number;
-  readonly inputSchema?: ToolJsonSchema;
-  readonly outputSchema?: ToolJsonSchema;
-}
+import type { createToolSchemaCompiler } from '../store/index.js';
 
 export type SchemaRole = 'inputSchema' | 'outputSchema';
 
-/** A validation's answer: nothing wrong, or the first problem at its JSON path. */
-export type SchemaCheck = { ok: true } | { ok: false; problem: string };
+/** Which schema a value is checked against: one tool version's schema in one role, as JSON text. */
+export interface SchemaSubject {
+  readonly server: string;
+  readonly tool: string;
+  readonly version: number;
+  readonly role: SchemaRole;
+  /** The schema's JSON text, exactly as stored. */
+  readonly schemaText: string;
+}
 
-/** Compiled validators kept at most; one is a few kilobytes. Recompiling an evicted one takes about a millisecond. */
-export const TOOL_SCHEMA_CACHE_ENTRIES = 1024;
+/**
+ * A check's answer: the value matches; it does not (`mismatch`: the first
+ * problem at its JSON path); or it could not be checked (`unchecked`: the
+ * schema does not compile, the check ran out of stack or time).
+ */
+export type SchemaCheck =
+  { ok: true } | { ok: false; reason: 'mismatch' | 'unchecked'; problem: string };
+
+/** Bounds and compiler of a {@link ToolSchemaCache}. */
+export interface ToolSchemaCacheOptions {
+  /** Compiled schemas kept at most; at least 1. */
+  entries: number;
+  /** Generated validation code kept at most over all entries, in characters; the newest entry stays even alone past it. */
+  generatedCharacters: number;
+  /** The store's compiler factory: what saved is what runs. */
+  createCompiler: typeof createToolSchemaCompiler;
+}
 
 interface CompiledSchema {
   readonly text: string;
   readonly validate: ValidateFunction;
+  /** Generated code it holds, in characters (its memory, roughly). */
+  readonly characters: number;
 }
 
 export class ToolSchemaCache {
-  readonly #capacity: number;
+  readonly #options: ToolSchemaCacheOptions;
   /** Insertion order is recency order: a hit moves its key to the end. */
   readonly #entries = new Map<string, CompiledSchema>();
-  /** JSON text of schema objects already seen (records are frozen and replaced on change). */
-  readonly #texts = new WeakMap<ToolJsonSchema, string>();
+  #characters = 0;
 
-  /** `capacity`: compiled schemas kept, at least 1. */
-  constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new TypeError(`ToolSchemaCache: capacity must be a positive integer, got ${capacity}`);
+  constructor(options: ToolSchemaCacheOptions) {
+    for (const bound of ['entries', 'generatedCharacters'] as const) {
+      if (!Number.isInteger(options[bound]) || options[bound] < 1) {
+        throw new TypeError(
+          `ToolSchemaCache: ${bound} must be a positive integer, got ${options[bound]}`,
+        );
+      }
     }
-    this.#capacity = capacity;
+    this.#options = { ...options };
   }
 
   /** Compiled schemas held now. */
@@ -55,54 +72,66 @@ export class ToolSchemaCache {
     return this.#entries.size;
   }
 
+  /** Generated code held now, in characters. */
+  get generatedCharacters(): number {
+    return this.#characters;
+  }
+
   /**
-   * Checks `value` against the tool's schema in `role`. The schema was
-   * checked at save; should it still not compile (saved under other rules),
-   * that is the problem reported.
+   * Checks `value` against the subject's schema. The schema was checked at
+   * save; should it still not compile (saved under other rules), that is the
+   * problem reported.
    */
-  check(tool: SchemaBearingTool, role: SchemaRole, value: unknown): SchemaCheck {
-    const schema = tool[role];
-    if (schema === undefined) return { ok: true };
+  check(subject: SchemaSubject, value: unknown): SchemaCheck {
     let validate: ValidateFunction;
     try {
-      validate = this.#validator(tool, role, schema);
+      validate = this.#validator(subject);
     } catch (error) {
-      return { ok: false, problem: `the tool's ${role} does not compile: ${messageOf(error)}` };
+      return {
+        ok: false,
+        reason: 'unchecked',
+        problem: `it does not compile: ${messageOf(error)}`,
+      };
     }
     try {
       if (validate(value)) return { ok: true };
     } catch (error) {
       // A recursive schema over very deeply nested data can run out of stack.
-      return { ok: false, problem: `cannot be checked: ${messageOf(error)}` };
+      return { ok: false, reason: 'unchecked', problem: messageOf(error) };
     }
-    return { ok: false, problem: describeError(validate.errors?.[0]) };
+    return { ok: false, reason: 'mismatch', problem: describeError(validate.errors?.[0]) };
   }
 
-  #validator(tool: SchemaBearingTool, role: SchemaRole, schema: ToolJsonSchema): ValidateFunction {
-    const key = `${tool.subdomain}\u0000${tool.name}\u0000${tool.version}\u0000${role}`;
-    let text = this.#texts.get(schema);
-    if (text === undefined) {
-      text = JSON.stringify(schema);
-      this.#texts.set(schema, text);
-    }
+  #validator(subject: SchemaSubject): ValidateFunction {
+    const key = `${subject.server}\u0000${subject.tool}\u0000${subject.version}\u0000${subject.role}`;
     const known = this.#entries.get(key);
-    if (known !== undefined && known.text === text) {
+    if (known !== undefined && known.text === subject.schemaText) {
       this.#entries.delete(key);
       this.#entries.set(key, known);
       return known.validate;
     }
-    const validate = createToolSchemaCompiler().compile(schema);
-    this.#entries.delete(key);
-    this.#entries.set(key, { text, validate });
-    if (this.#entries.size > this.#capacity) {
-      this.#entries.delete(this.#entries.keys().next().value!);
+    this.#drop(key);
+    const compiler = this.#options.createCompiler();
+    const validate = compiler.compile(JSON.parse(subject.schemaText));
+    const characters = compiler.generatedCharacters;
+    this.#entries.set(key, { text: subject.schemaText, validate, characters });
+    this.#characters += characters;
+    while (
+      this.#entries.size > this.#options.entries ||
+      (this.#characters > this.#options.generatedCharacters && this.#entries.size > 1)
+    ) {
+      this.#drop(this.#entries.keys().next().value!);
     }
     return validate;
   }
-}
 
-/** The cache every invocation uses. */
-export const toolSchemas = new ToolSchemaCache(TOOL_SCHEMA_CACHE_ENTRIES);
+  #drop(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#characters -= entry.characters;
+  }
+}
 
 /**
  * ajv's first error as `<JSON path> <what is wrong>`: `/items/0/id must be

@@ -32,17 +32,39 @@
  *   there, so two tools (of two tenants) naming the same `$id` neither
  *   collide nor resolve each other's `$ref`s, and dropping the compiled
  *   validator frees everything it held.
- * - Size and depth are bounded at save (below), before ajv sees the schema.
+ * - Size and depth are bounded at save (below), before ajv sees the schema;
+ *   so is every number (finite: JSON has no 1e400, it would be stored back
+ *   as null).
+ * - `$ref`s are compiled as calls, never inlined (`inlineRefs` off): inlined,
+ *   each use of a definition copies its code, and a 20 KB schema took 61 s
+ *   and 1.8 GB to compile. Without inlining, generated code grows with the
+ *   schema (about 20 characters of code per character of schema, 50 at
+ *   worst), and it is bounded too: a schema whose code passes
+ *   TOOL_SCHEMA_MAX_CODE_CHARACTERS is refused, so that what saved compiles
+ *   within the invoker's check deadline. ajv's optimiser passes are off
+ *   (`code.optimize`): they cost three to five times the rest of compiling
+ *   and make the code 7% smaller, no faster (measured).
+ * - `uniqueItems` compares any two items unless they are scalars: quadratic
+ *   in the array's length (a 4 MB array, 40 minutes). It is refused unless
+ *   `items` declares scalar types (ajv then hashes them) or `maxItems` is at
+ *   most TOOL_SCHEMA_MAX_UNIQUE_ITEMS.
+ * - Validation itself runs off the control plane's thread, under a deadline
+ *   (invocation/schema-checker.ts): some schemas are exponential in the
+ *   nesting of the value checked, and no rule at save can find them all.
  *
  * - `pattern` and `patternProperties` run on RE2's linear-time engine
  *   (re2js, a pure-JavaScript port; ajv's `code.regExp`), not JavaScript's
- *   backtracking one: arguments are checked on the control plane's thread,
- *   and with JavaScript's engine one operator's `^(a+)+$` would let any
- *   client stall every tenant (840 ms on 24 characters, measured). RE2 has no
- *   lookaround and no backreferences: a pattern using them is refused at save
- *   with the parser's message.
+ *   backtracking one: with JavaScript's engine one operator's `^(a+)+$`
+ *   would let any client take a whole check deadline with 30 characters.
+ *   RE2 has no lookaround and no backreferences: a pattern using them is
+ *   refused at save with the parser's message. A pattern must also be a
+ *   JavaScript (`u` flag) regular expression: clients compile published
+ *   schemas with one (the official SDK client compiles every outputSchema in
+ *   `listTools()`), so RE2-only syntax (`(?i)`, `\z`, `[[:alpha:]]`) would
+ *   break them. Both engines read the pattern, with a few differences
+ *   (docs/tool-code.md).
  */
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
 
@@ -52,6 +74,15 @@ export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema
 export const TOOL_SCHEMA_MAX_CHARACTERS = 65_536;
 /** Deepest nesting of objects and arrays in a tool schema (the schema itself is depth 1). */
 export const TOOL_SCHEMA_MAX_DEPTH = 64;
+/**
+ * Most JavaScript ajv may generate for one tool schema, in characters (all
+ * its functions together). 128 K compiles in 40–110 ms in a freshly started
+ * worker, well within the default check deadline (250 ms); it is about 135
+ * string properties with a minLength and a maxLength each.
+ */
+export const TOOL_SCHEMA_MAX_CODE_CHARACTERS = 131_072;
+/** Longest array `uniqueItems` may compare item by item (`maxItems`), when items are not scalars. */
+export const TOOL_SCHEMA_MAX_UNIQUE_ITEMS = 1000;
 
 /** A tool schema as stored and published: a JSON object, kept exactly as written. */
 export type ToolJsonSchema = Record<string, unknown>;
@@ -84,7 +115,8 @@ const linearTimeRegExp = Object.assign(
 );
 
 const COMMON_OPTIONS = {
-  code: { regExp: linearTimeRegExp },
+  code: { regExp: linearTimeRegExp, optimize: false },
+  inlineRefs: false,
   strictSchema: true,
   strictTypes: false,
   strictTuples: false,
@@ -95,14 +127,48 @@ const COMMON_OPTIONS = {
   logger: false,
 } as const;
 
+/** Compiles one tool schema; see {@link createToolSchemaCompiler}. */
+export interface ToolSchemaCompiler {
+  /** The validator of `schema`; throws as ajv does, and past TOOL_SCHEMA_MAX_CODE_CHARACTERS. */
+  compile(schema: ToolJsonSchema): ValidateFunction;
+  /** Characters of JavaScript generated so far (what a compiled validator holds on to). */
+  readonly generatedCharacters: number;
+}
+
 /**
  * A compiler for one tool schema: nothing shared with any other (see above).
  * Meta-schema checks happened at save, so it skips them (and the meta-schemas).
  */
-export function createToolSchemaCompiler(): Ajv2020 {
-  const compiler = new Ajv2020({ ...COMMON_OPTIONS, validateSchema: false, meta: false });
-  return withAnchorKeyword(compiler);
+export function createToolSchemaCompiler(): ToolSchemaCompiler {
+  let generatedCharacters = 0;
+  // ajv hands over each function's code before turning it into one: the
+  // count stops a schema there, before the JavaScript parser pays for it.
+  const countCode = (source: string) => {
+    generatedCharacters += source.length;
+    if (generatedCharacters > TOOL_SCHEMA_MAX_CODE_CHARACTERS) {
+      throw new RangeError(
+        `${CODE_TOO_LARGE} (over ${TOOL_SCHEMA_MAX_CODE_CHARACTERS} characters); split it, or use fewer keywords`,
+      );
+    }
+    return source;
+  };
+  const compiler = withAnchorKeyword(
+    new Ajv2020({
+      ...COMMON_OPTIONS,
+      code: { ...COMMON_OPTIONS.code, process: countCode },
+      validateSchema: false,
+      meta: false,
+    }),
+  );
+  return {
+    compile: (schema) => compiler.compile(schema),
+    get generatedCharacters() {
+      return generatedCharacters;
+    },
+  };
 }
+
+const CODE_TOO_LARGE = 'needs too much validation code';
 
 // ajv resolves `$anchor` but does not list it as a keyword, so strict mode
 // would call a 2020-12 core keyword unknown.
@@ -140,10 +206,30 @@ export function toolJsonSchema(what: string) {
     });
 }
 
+/** Schemas checked lately, by JSON text: a save parses its definition twice (API, then store). */
+const RECENTLY_CHECKED = 16;
+const recentProblems = new Map<string, readonly ToolSchemaProblem[]>();
+
 /** Everything wrong with `schema` as a tool schema; empty when it may be saved. */
 export function toolSchemaProblems(schema: ToolJsonSchema): ToolSchemaProblem[] {
-  const shape = shapeProblem(schema);
+  const text = JSON.stringify(schema);
+  // Shape first: it finds what the text cannot show (1e400 reads as null there).
+  const shape = shapeProblem(schema, text);
   if (shape) return [shape];
+  let problems = recentProblems.get(text);
+  if (problems === undefined) {
+    problems = schemaProblems(schema);
+    if (recentProblems.size >= RECENTLY_CHECKED) {
+      recentProblems.delete(recentProblems.keys().next().value!);
+    }
+  }
+  recentProblems.delete(text);
+  recentProblems.set(text, problems);
+  return [...problems];
+}
+
+/** What JSON Schema 2020-12, MCP clients and the validator make of a schema of a sound shape. */
+function schemaProblems(schema: ToolJsonSchema): ToolSchemaProblem[] {
   if (schema.$schema !== undefined && schema.$schema !== JSON_SCHEMA_2020_12) {
     return [
       {
@@ -173,6 +259,8 @@ export function toolSchemaProblems(schema: ToolJsonSchema): ToolSchemaProblem[] 
   if (!metaSchemaChecker.validateSchema(schema)) {
     return (metaSchemaChecker.errors ?? []).slice(0, 1).map(metaProblem);
   }
+  const keywordProblem = findKeywordProblem(schema, []);
+  if (keywordProblem) return [keywordProblem];
   try {
     createToolSchemaCompiler().compile(schema);
   } catch (error) {
@@ -181,9 +269,8 @@ export function toolSchemaProblems(schema: ToolJsonSchema): ToolSchemaProblem[] 
   return [];
 }
 
-/** Size, depth and keys before any JSON Schema reading: what ajv should never have to see. */
-function shapeProblem(schema: ToolJsonSchema): ToolSchemaProblem | undefined {
-  const text = JSON.stringify(schema);
+/** Size, depth, keys and numbers before any JSON Schema reading: what ajv should never have to see. */
+function shapeProblem(schema: ToolJsonSchema, text: string): ToolSchemaProblem | undefined {
   if (text.length > TOOL_SCHEMA_MAX_CHARACTERS) {
     return {
       path: '',
@@ -193,6 +280,12 @@ function shapeProblem(schema: ToolJsonSchema): ToolSchemaProblem | undefined {
   const pending: { value: unknown; path: string[] }[] = [{ value: schema, path: [] }];
   while (pending.length > 0) {
     const { value, path } = pending.pop()!;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      return {
+        path: path.join('.'),
+        message: 'must be a finite number (1e400 reads as Infinity, which JSON stores as null)',
+      };
+    }
     if (value === null || typeof value !== 'object') continue;
     if (path.length >= TOOL_SCHEMA_MAX_DEPTH) {
       return {
@@ -209,6 +302,96 @@ function shapeProblem(schema: ToolJsonSchema): ToolSchemaProblem | undefined {
     }
   }
   return undefined;
+}
+
+// Where 2020-12 keywords hold subschemas (ajv's 2020 vocabularies); anything
+// else (const, enum, default, examples…) is data, whatever its keys say.
+const ONE_SUBSCHEMA = new Set([
+  'additionalProperties',
+  'contains',
+  'contentSchema',
+  'else',
+  'if',
+  'items',
+  'not',
+  'propertyNames',
+  'then',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]);
+const NAMED_SUBSCHEMAS = new Set([
+  '$defs',
+  'definitions',
+  'dependencies',
+  'dependentSchemas',
+  'patternProperties',
+  'properties',
+]);
+const LISTED_SUBSCHEMAS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+
+/**
+ * The first keyword, depth first, that validates in more than linear time or
+ * that clients cannot read: `uniqueItems` over arbitrary items, a pattern
+ * JavaScript cannot compile. (The meta-schema has checked every type.)
+ */
+function findKeywordProblem(schema: unknown, path: string[]): ToolSchemaProblem | undefined {
+  if (!isPlainObject(schema)) return undefined;
+  if (schema.uniqueItems === true && !uniqueItemsAreLinear(schema)) {
+    return {
+      path: [...path, 'uniqueItems'].join('.'),
+      message:
+        `needs "items" with scalar types (${[...SCALAR_TYPES].join(', ')}) or "maxItems" ` +
+        `of at most ${TOOL_SCHEMA_MAX_UNIQUE_ITEMS}: other items are compared two by two, ` +
+        'in time that grows with the square of their number',
+    };
+  }
+  const patterns: [string[], string][] = [];
+  if (typeof schema.pattern === 'string') patterns.push([[...path, 'pattern'], schema.pattern]);
+  if (isPlainObject(schema.patternProperties)) {
+    for (const key of Object.keys(schema.patternProperties)) {
+      patterns.push([[...path, 'patternProperties', key], key]);
+    }
+  }
+  for (const [where, pattern] of patterns) {
+    const problem = javaScriptPatternProblem(pattern);
+    if (problem !== undefined) return { path: where.join('.'), message: problem };
+  }
+  for (const [keyword, value] of Object.entries(schema)) {
+    let found: ToolSchemaProblem | undefined;
+    if (ONE_SUBSCHEMA.has(keyword)) {
+      found = findKeywordProblem(value, [...path, keyword]);
+    } else if (NAMED_SUBSCHEMAS.has(keyword) && isPlainObject(value)) {
+      for (const [name, child] of Object.entries(value)) {
+        found ??= findKeywordProblem(child, [...path, keyword, name]);
+      }
+    } else if (LISTED_SUBSCHEMAS.has(keyword) && Array.isArray(value)) {
+      value.forEach((child, index) => {
+        found ??= findKeywordProblem(child, [...path, keyword, String(index)]);
+      });
+    }
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** ajv hashes items when `items` names only scalar types; else a short array is compared pairwise. */
+function uniqueItemsAreLinear(schema: Record<string, unknown>): boolean {
+  const types = isPlainObject(schema.items) ? schema.items.type : undefined;
+  const listed = typeof types === 'string' ? [types] : Array.isArray(types) ? types : [];
+  if (listed.length > 0 && listed.every((type) => SCALAR_TYPES.has(type as string))) return true;
+  return typeof schema.maxItems === 'number' && schema.maxItems <= TOOL_SCHEMA_MAX_UNIQUE_ITEMS;
+}
+
+/** Clients compile patterns as JavaScript does, with the `u` flag (ajv's default); undefined when they can. */
+function javaScriptPatternProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern, 'u');
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `is not a JavaScript regular expression, which MCP clients check with (${reason}); write it in the syntax RE2 and JavaScript share`;
+  }
 }
 
 function metaProblem(error: ErrorObject): ToolSchemaProblem {
@@ -247,6 +430,7 @@ function compileProblem(schema: ToolJsonSchema, message: string): ToolSchemaProb
     );
     return { path: where?.join('.') ?? '', message };
   }
+  if (message.startsWith(CODE_TOO_LARGE)) return { path: '', message };
   return { path: '', message: `does not compile: ${message}` };
 }
 

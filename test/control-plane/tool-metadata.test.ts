@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolSchemaCache } from '../../control-plane/invocation/tool-schemas.js';
+import { createToolSchemaCompiler } from '../../control-plane/store/index.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { INITIALIZE_BODY } from '../support/mcp-requests.js';
 import { startLoopbackServer, type LoopbackServer } from '../support/loopback-server.js';
@@ -356,6 +357,42 @@ describe('saving', () => {
         'inputSchema.properties.a.pattern',
         /invalid escape sequence/,
       ],
+      // RE2 reads these; JavaScript, which clients check with, does not.
+      [
+        { inputSchema: { type: 'object', properties: { a: { pattern: '(?i)^abc$' } } } },
+        'inputSchema.properties.a.pattern',
+        /not a JavaScript regular expression.*Invalid group/,
+      ],
+      [
+        { outputSchema: { type: 'object', properties: { a: { pattern: '^abc\\z' } } } },
+        'outputSchema.properties.a.pattern',
+        /not a JavaScript regular expression.*Invalid escape/,
+      ],
+      [
+        { inputSchema: { type: 'object', patternProperties: { '^[[:alpha:]]+$': {} } } },
+        'inputSchema.patternProperties.^[[:alpha:]]+$',
+        /not a JavaScript regular expression/,
+      ],
+      [
+        {
+          inputSchema: {
+            type: 'object',
+            properties: { tags: { type: 'array', items: { type: 'object' }, uniqueItems: true } },
+          },
+        },
+        'inputSchema.properties.tags.uniqueItems',
+        /scalar types .* or "maxItems" of at most 1000/,
+      ],
+      [
+        {
+          outputSchema: {
+            type: 'object',
+            $defs: { list: { type: 'array', uniqueItems: true, maxItems: 1001 } },
+          },
+        },
+        'outputSchema.$defs.list.uniqueItems',
+        /maxItems/,
+      ],
     ];
     for (const [fields, path, message] of refusals) {
       const response = await put({ ...base, ...fields });
@@ -367,6 +404,65 @@ describe('saving', () => {
       expect(problem?.message, `${path}: ${JSON.stringify(response.body.error)}`).toMatch(message);
     }
     expect((await plane.admin('GET', `/api/servers/${SUB}/tools/bad`)).status).toBe(404);
+  });
+
+  it('keeps uniqueItems that is linear or short, and words that only look like keywords', async () => {
+    const inputSchema = {
+      type: 'object',
+      properties: {
+        tags: { type: 'array', items: { type: ['string', 'integer'] }, uniqueItems: true },
+        pairs: { type: 'array', items: { type: 'array' }, uniqueItems: true, maxItems: 1000 },
+        // Data, not schemas: a property named "pattern", a const holding keyword-like keys.
+        pattern: { type: 'string' },
+        fixed: { const: { uniqueItems: true, pattern: '(?i)x' } },
+      },
+    };
+    const saved = await plane.admin('PUT', `/api/servers/${SUB}/tools/linear`, {
+      description: 'x',
+      code: 'return {};',
+      inputSchema,
+    });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    expect((await plane.admin('DELETE', `/api/servers/${SUB}/tools/linear`)).status).toBe(204);
+  });
+
+  it('refuses a number JSON cannot hold (it would be stored back as null)', async () => {
+    const response = await plane.admin(
+      'PUT',
+      `/api/servers/${SUB}/tools/bad`,
+      '{"description":"x","code":"return {};",' +
+        '"inputSchema":{"type":"object","properties":{"a":{"const":1e400}}}}',
+    );
+    expect(response.status).toBe(400);
+    expect(response.body.error.details).toContainEqual({
+      path: 'inputSchema.properties.a.const',
+      message: expect.stringMatching(/must be a finite number/),
+    });
+  });
+
+  it('refuses a schema whose validator would be too much code, before the 61 s it once took', async () => {
+    // One definition of 300 constrained properties, used 300 times: inlined, this took a minute and 1.8 GB.
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i < 300; i++) fields[`p${i}`] = { type: 'integer', minimum: i };
+    const uses: Record<string, unknown> = {};
+    for (let i = 0; i < 300; i++) uses[`r${i}`] = { $ref: '#/$defs/a' };
+    const started = performance.now();
+    const response = await plane.admin('PUT', `/api/servers/${SUB}/tools/bad`, {
+      description: 'x',
+      code: 'return {};',
+      inputSchema: {
+        type: 'object',
+        $defs: { a: { type: 'object', properties: fields } },
+        properties: uses,
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details).toContainEqual({
+      path: 'inputSchema',
+      message: expect.stringMatching(/needs too much validation code \(over 131072 characters\)/),
+    });
+    // Measured 80–200 ms; the bound only tells a compile of 61 s from one that is not.
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('bounds a schema’s size and depth', async () => {
@@ -390,52 +486,80 @@ describe('saving', () => {
 });
 
 describe('the compiled-schema cache', () => {
-  const tool = (version: number, schema: Record<string, unknown>) => ({
-    subdomain: 's',
-    name: 't',
+  const subject = (version: number, schema: Record<string, unknown>) => ({
+    server: 's',
+    tool: 't',
     version,
-    inputSchema: schema,
+    role: 'inputSchema' as const,
+    schemaText: JSON.stringify(schema),
   });
+  const cacheOf = (entries: number, generatedCharacters = 1 << 24) =>
+    new ToolSchemaCache({ entries, generatedCharacters, createCompiler: createToolSchemaCompiler });
   const integers = { type: 'object', properties: { n: { type: 'integer' } } };
   const strings = { type: 'object', properties: { n: { type: 'string' } } };
 
   it('compiles once per version, and again when a recreated tool reuses a version with another schema', () => {
-    const cache = new ToolSchemaCache(4);
-    expect(cache.check(tool(1, integers), 'inputSchema', { n: 1 })).toEqual({ ok: true });
-    expect(cache.check(tool(1, integers), 'inputSchema', { n: 'x' })).toEqual({
+    const cache = cacheOf(4);
+    expect(cache.check(subject(1, integers), { n: 1 })).toEqual({ ok: true });
+    expect(cache.check(subject(1, integers), { n: 'x' })).toEqual({
       ok: false,
+      reason: 'mismatch',
       problem: '/n must be integer',
     });
     expect(cache.size).toBe(1);
     // Deleted and saved again: version 1 once more, with another schema.
-    expect(cache.check(tool(1, strings), 'inputSchema', { n: 'x' })).toEqual({ ok: true });
+    expect(cache.check(subject(1, strings), { n: 'x' })).toEqual({ ok: true });
     expect(cache.size).toBe(1);
   });
 
-  it('keeps at most its capacity, dropping the least recently used', () => {
-    const cache = new ToolSchemaCache(2);
-    for (const version of [1, 2, 3]) cache.check(tool(version, integers), 'inputSchema', {});
+  it('keeps at most its capacity and its generated code, dropping the least recently used', () => {
+    const cache = cacheOf(2);
+    for (const version of [1, 2, 3]) cache.check(subject(version, integers), {});
     expect(cache.size).toBe(2);
-    expect(() => new ToolSchemaCache(0)).toThrow(TypeError);
+    const one = cache.generatedCharacters / 2;
+    // Room for one and a half: the second pushes the first out; the newest always stays.
+    const tight = cacheOf(8, Math.floor(one * 1.5));
+    for (const version of [1, 2, 3]) tight.check(subject(version, integers), {});
+    expect(tight.size).toBe(1);
+    expect(tight.generatedCharacters).toBe(one);
+    expect(() => cacheOf(0)).toThrow(TypeError);
   });
 
-  it('matches patterns in linear time, so a nested quantifier cannot stall the control plane', () => {
-    const cache = new ToolSchemaCache(4);
+  it('answers a schema that does not compile, or a value too deep for the stack, as unchecked', () => {
+    const cache = cacheOf(4);
+    expect(cache.check(subject(1, { type: 'object', requierd: ['a'] }), {})).toMatchObject({
+      ok: false,
+      reason: 'unchecked',
+      problem: expect.stringMatching(/^it does not compile: strict mode: unknown keyword/),
+    });
+    const recursive = {
+      type: 'object',
+      $defs: { n: { properties: { a: { $ref: '#/$defs/n' } } } },
+      properties: { a: { $ref: '#/$defs/n' } },
+    };
+    const deep = JSON.parse('{"a":'.repeat(20_000) + '{}' + '}'.repeat(20_000));
+    expect(cache.check(subject(2, recursive), deep)).toMatchObject({
+      ok: false,
+      reason: 'unchecked',
+      problem: expect.stringMatching(/call stack/),
+    });
+  });
+
+  it('matches patterns in linear time, so a nested quantifier cannot take a check deadline', () => {
+    const cache = cacheOf(4);
     const nested = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
     // JavaScript's backtracking engine takes seconds on this; RE2 answers in a few ms.
     const hostile = 'a'.repeat(28) + '!';
     const started = performance.now();
-    expect(cache.check(tool(1, nested), 'inputSchema', { s: hostile })).toMatchObject({
-      ok: false,
-    });
-    expect(cache.check(tool(1, nested), 'inputSchema', { s: 'aaaa' })).toEqual({ ok: true });
+    expect(cache.check(subject(1, nested), { s: hostile })).toMatchObject({ ok: false });
+    expect(cache.check(subject(1, nested), { s: 'aaaa' })).toEqual({ ok: true });
     // Each pattern keeps its own compiled expression (ajv keys them by their text).
     const two = {
       type: 'object',
       properties: { a: { pattern: '^a+$' }, b: { pattern: '^b+$' } },
     };
-    expect(cache.check(tool(2, two), 'inputSchema', { a: 'aa', b: 'bb' })).toEqual({ ok: true });
-    expect(cache.check(tool(2, two), 'inputSchema', { a: 'aa', b: 'aa' })).toMatchObject({
+    expect(cache.check(subject(2, two), { a: 'aa', b: 'bb' })).toEqual({ ok: true });
+    expect(cache.check(subject(2, two), { a: 'aa', b: 'aa' })).toMatchObject({
       ok: false,
       problem: expect.stringMatching(/^\/b must match pattern/),
     });
@@ -444,13 +568,13 @@ describe('the compiled-schema cache', () => {
   });
 
   it('keeps each schema’s $id to itself', () => {
-    const cache = new ToolSchemaCache(4);
+    const cache = cacheOf(4);
     const withId = (type: string) => ({
       $id: 'https://example.com/shared',
       type: 'object',
       properties: { n: { type } },
     });
-    expect(cache.check(tool(1, withId('integer')), 'inputSchema', { n: 1 }).ok).toBe(true);
-    expect(cache.check(tool(2, withId('string')), 'inputSchema', { n: 'x' }).ok).toBe(true);
+    expect(cache.check(subject(1, withId('integer')), { n: 1 }).ok).toBe(true);
+    expect(cache.check(subject(2, withId('string')), { n: 'x' }).ok).toBe(true);
   });
 });

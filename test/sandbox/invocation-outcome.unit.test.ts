@@ -25,6 +25,7 @@ import { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
 import {
   DEFAULT_INVOCATION_LIMITS,
   DEFAULT_POOL_DEFAULTS,
+  DEFAULT_SCHEMA_CHECKS,
   DEFAULT_START_CONCURRENCY,
 } from '../support/config-defaults.js';
 import { FakeDriver, FakeInstance } from './fake-driver.js';
@@ -173,15 +174,24 @@ describe('ToolInvoker and the MCP result', () => {
         write: (line: string) => serviceLog.push(JSON.parse(line) as (typeof serviceLog)[number]),
       }),
     };
-    return { invoker: new ToolInvoker(ports, DEFAULT_INVOCATION_LIMITS), appended, serviceLog };
+    return {
+      invoker: new ToolInvoker(ports, DEFAULT_INVOCATION_LIMITS, DEFAULT_SCHEMA_CHECKS),
+      appended,
+      serviceLog,
+    };
   }
   const measured = { durationMs: 5, queueMs: 1, instanceId: 'fake:1' };
 
   it('refuses invalid default limits at construction (the one check of the limits)', () => {
     const ports = {} as InvokerPorts;
-    expect(() => new ToolInvoker(ports, { ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 0 })).toThrow(
-      /ToolInvoker: invalid default limits: timeoutMs/,
-    );
+    expect(
+      () =>
+        new ToolInvoker(
+          ports,
+          { ...DEFAULT_INVOCATION_LIMITS, timeoutMs: 0 },
+          DEFAULT_SCHEMA_CHECKS,
+        ),
+    ).toThrow(/ToolInvoker: invalid default limits: timeoutMs/);
   });
 
   it('redacts each log line once, as it arrives: the live copy is the one kept and stored', async () => {

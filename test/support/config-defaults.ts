@@ -7,6 +7,7 @@ import {
   brokerLimitsFrom,
   invocationLimitsFrom,
   poolDefaultsFrom,
+  schemaCheckSettingsFrom,
 } from '../../control-plane/app/component-settings.js';
 import { poolBudget } from '../../control-plane/app/pool-budget.js';
 import { defaultConfig } from '../../control-plane/config.js';
@@ -37,3 +38,6 @@ export const DEFAULT_START_CONCURRENCY = poolBudget(DEFAULT_CONFIG).startConcurr
 
 /** The broker's sdk.http and sdk.db limits (HTTP_EGRESS_*, DB_*). */
 export const DEFAULT_BROKER_LIMITS = brokerLimitsFrom(DEFAULT_CONFIG);
+
+/** How inputSchema/outputSchema checks run (TOOL_SCHEMA_CHECK_TIMEOUT_MS). */
+export const DEFAULT_SCHEMA_CHECKS = Object.freeze(schemaCheckSettingsFrom(DEFAULT_CONFIG));

@@ -1,0 +1,18 @@
+/**
+ * The messages between the control plane's thread (schema-checker.ts) and a
+ * schema-check worker thread (schema-check-worker.ts). Both ends are this
+ * repository's code in one process: the shapes are types, not parsed.
+ */
+import type { SchemaCheck, SchemaSubject } from './tool-schemas.js';
+
+/** One value to check against one schema; the worker answers requests one at a time, in order. */
+export interface SchemaCheckRequest {
+  readonly id: number;
+  readonly subject: SchemaSubject;
+  readonly value: unknown;
+}
+
+/** From the worker: it has loaded and takes requests, or one request's verdict. */
+export type SchemaCheckWorkerMessage =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'checked'; readonly id: number; readonly check: SchemaCheck };
