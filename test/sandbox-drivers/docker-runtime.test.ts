@@ -14,6 +14,7 @@ import {
   type ContainerClient,
 } from '../../control-plane/sandbox/docker/container-client.js';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
+import { GVISOR_SANDBOX_TASKS } from '../../control-plane/sandbox/docker/hardened-container-config.js';
 import { describeEachRuntime, ENGINE_RUNTIMES } from '../support/oci-runtimes.js';
 import { ensureEchoRunnerImage, smallSpec, stdoutUntilExit, uniquePlaneName } from './helpers.js';
 
@@ -73,6 +74,16 @@ describeEachRuntime('DockerSandbox with runtime', (runtime) => {
     const info = await driver.client.inspect(instance.id);
     expect(info?.HostConfig.Runtime).toBe(runtime);
     await instance.kill();
+  });
+
+  it("gives the tool its pids limit, and gVisor's own threads room beyond it", async () => {
+    // 16 tasks: below what an idle runsc sandbox holds on its own (45).
+    const instance = await newDriver().start(
+      smallSpec({ runtime, pids: 16, command: ['node', '-e', "console.log('x'.repeat(1 << 20))"] }),
+    );
+    const info = await newDriver().client.inspect(instance.id);
+    expect(info?.HostConfig.PidsLimit).toBe(runtime === 'runsc' ? 16 + GVISOR_SANDBOX_TASKS : 16);
+    expect((await stdoutUntilExit(instance)).length).toBeGreaterThanOrEqual(1 << 20);
   });
 
   it('really runs under it: the kernel a process inside sees', async () => {

@@ -30,6 +30,18 @@ export interface HardeningSettings {
 }
 
 /**
+ * Room for gVisor's own threads under runsc. Its sandbox kernel (the Sentry,
+ * a Go program) and file proxy run inside the container's cgroup, so their
+ * threads count against its pids limit: an idle runner holds 45 tasks under
+ * runsc against 11 under runc (measured), and the Go runtime adds a thread
+ * for every blocking host call. A limit sized for node alone lets a burst of
+ * output make the Sentry fail to create a thread, and Go's fatal error kills
+ * the sandbox (exit status 2) in the middle of a call. Tool code cannot start
+ * processes either way; the limit guards against the runtime, not the tool.
+ */
+export const GVISOR_SANDBOX_TASKS = 256;
+
+/**
  * Create options for one runner container. AutoRemove is off on purpose: the
  * driver inspects the stopped container (exit code, OOMKilled) and then
  * removes it itself — with AutoRemove the engine may delete it before the
@@ -72,7 +84,7 @@ export function hardenedContainerOptions(
       Tmpfs: { '/tmp': `rw,noexec,nosuid,nodev,size=${settings.tmpfsMb}m` },
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
-      PidsLimit: spec.pids,
+      PidsLimit: spec.runtime === 'runsc' ? spec.pids + GVISOR_SANDBOX_TASKS : spec.pids,
       Memory: spec.memoryMb * MIB,
       // Equal to Memory: no swap, so the limit is a real limit.
       MemorySwap: spec.memoryMb * MIB,
