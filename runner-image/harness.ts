@@ -6,6 +6,7 @@
  * the container.
  */
 import { LineReader, ControlMessage } from '../src/protocol/index.js';
+import { readContextScripts } from './context-scripts.js';
 import { InvocationRunner } from './invocation-runner.js';
 import { readyLine } from './protocol-lines.js';
 import { ToolContextFactory } from './tool-context.js';
@@ -23,9 +24,14 @@ function main(): void {
 
   let contexts: ToolContextFactory;
   try {
-    contexts = new ToolContextFactory(new URL('./lodash.min.js', import.meta.url));
+    contexts = new ToolContextFactory(
+      new URL('./lodash.min.js', import.meta.url),
+      readContextScripts(new URL('./context-scripts.json', import.meta.url)),
+    );
   } catch (error) {
-    diagnostic(`cannot load lodash.min.js beside the harness: ${(error as Error).message}`);
+    diagnostic(
+      `cannot load lodash.min.js and context-scripts.json beside the harness: ${(error as Error).message}`,
+    );
     process.exit(EXIT_CONFIG);
   }
 

@@ -11,8 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
-import { BOOTSTRAP_SOURCE } from './bootstrap-source.js';
-import { WHATWG_URL_SOURCE } from './whatwg-url-source.js';
+import type { ContextScripts } from './context-scripts.js';
 
 /** What the bootstrap returns; every member lives in the context's realm. */
 export interface ContextApi {
@@ -162,9 +161,15 @@ export class ToolContextFactory {
   #lodashScript: vm.Script | undefined;
   #urlScript: vm.Script | undefined;
 
-  /** `lodashPath`: file URL or path of lodash.min.js (read now, compiled when first needed). */
-  constructor(lodashPath: URL | string) {
-    this.#bootstrap = new vm.Script(BOOTSTRAP_SOURCE, { filename: 'mcphost-bootstrap.js' });
+  readonly #whatwgUrlSource: string;
+
+  /**
+   * `lodashPath`: file URL or path of lodash.min.js (read now, compiled when
+   * first needed); `scripts`: the bootstrap and whatwg-url (context-scripts.ts).
+   */
+  constructor(lodashPath: URL | string, scripts: ContextScripts) {
+    this.#bootstrap = new vm.Script(scripts.bootstrap, { filename: 'mcphost-bootstrap.js' });
+    this.#whatwgUrlSource = scripts.whatwgUrl;
     this.#lodashSource = readFileSync(lodashPath, 'utf8');
   }
 
@@ -190,7 +195,7 @@ export class ToolContextFactory {
    * the harness prepares while idle, after `ready`.
    */
   #compileUrl(): vm.Script {
-    this.#urlScript ??= new vm.Script(WHATWG_URL_SOURCE, { filename: 'whatwg-url.js' });
+    this.#urlScript ??= new vm.Script(this.#whatwgUrlSource, { filename: 'whatwg-url.js' });
     return this.#urlScript;
   }
 

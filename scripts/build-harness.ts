@@ -1,12 +1,13 @@
 /**
  * Bundles the harness (runner-image/harness.ts, zod included) into one ESM file
- * and puts lodash.min.js beside it: `dist/runner/harness.mjs` and
- * `dist/runner/lodash.min.js`. The harness carries two scripts as text, each
- * compiled by tool-context.ts to run in tool contexts: the bootstrap, and
- * whatwg-url bundled for tool code's `URL`. Skips work when the outputs are
- * newer than every input. Runnable as `tsx scripts/build-harness.ts`.
+ * and puts beside it lodash.min.js and context-scripts.json (the two scripts
+ * tool-context.ts compiles to run in tool contexts: the bootstrap, and
+ * whatwg-url bundled for tool code's `URL`; see runner-image/context-scripts.ts):
+ * `dist/runner/harness.mjs`, `lodash.min.js`, `context-scripts.json`. Skips
+ * work when the outputs are newer than every input. Runnable as
+ * `tsx scripts/build-harness.ts`.
  */
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -129,13 +130,14 @@ export interface BuildHarnessOptions {
   outDir?: string;
 }
 
-/** Builds the harness bundle if stale; returns the paths of the two files. */
+/** Builds the harness bundle if stale; returns the paths of its files. */
 export async function buildHarness(
   options: BuildHarnessOptions = {},
-): Promise<{ harnessPath: string; lodashPath: string }> {
+): Promise<{ harnessPath: string; lodashPath: string; contextScriptsPath: string }> {
   const outDir = path.resolve(options.outDir ?? path.join(ROOT, 'dist', 'runner'));
   const harnessPath = path.join(outDir, 'harness.mjs');
   const lodashPath = path.join(outDir, 'lodash.min.js');
+  const contextScriptsPath = path.join(outDir, 'context-scripts.json');
   const lodashSource = path.join(ROOT, 'node_modules', 'lodash', 'lodash.min.js');
   await mkdir(outDir, { recursive: true });
 
@@ -146,7 +148,8 @@ export async function buildHarness(
     path.join(ROOT, 'scripts', 'build-harness.ts'),
     path.join(ROOT, 'package-lock.json'),
   );
-  if ((await newestMtime(sources)) >= (await mtimeOrZero(harnessPath))) {
+  const built = Math.min(await mtimeOrZero(harnessPath), await mtimeOrZero(contextScriptsPath));
+  if ((await newestMtime(sources)) >= built) {
     await build({
       entryPoints: [path.join(ROOT, 'runner-image', 'harness.ts')],
       outfile: harnessPath,
@@ -158,20 +161,36 @@ export async function buildHarness(
       minify: false,
       sourcemap: false,
       legalComments: 'none',
-      define: {
-        MCPHOST_BOOTSTRAP_SOURCE: JSON.stringify(await bootstrapSource()),
-        MCPHOST_WHATWG_URL_SOURCE: JSON.stringify(await whatwgUrlSource()),
-      },
       logLevel: 'warning',
     });
+    const scripts = {
+      bootstrap: asciiOnly(await bootstrapSource()),
+      whatwgUrl: asciiOnly(await whatwgUrlSource()),
+    };
+    await writeFile(contextScriptsPath, JSON.stringify(scripts));
   }
   if ((await mtimeOrZero(lodashSource)) >= (await mtimeOrZero(lodashPath))) {
     await copyFile(lodashSource, lodashPath);
   }
-  return { harnessPath, lodashPath };
+  return { harnessPath, lodashPath, contextScriptsPath };
+}
+
+/**
+ * A script with every non-ASCII code unit written as a JavaScript escape
+ * (`\uXXXX`), which means the same in strings, templates and regular
+ * expressions and is only text in comments: read back, the script is a
+ * one-byte string in V8 (half the memory of a two-byte one).
+ */
+function asciiOnly(source: string): string {
+  return source.replace(
+    /[\u0080-\uffff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 if (isMainModule(import.meta.url)) {
-  const { harnessPath, lodashPath } = await buildHarness();
-  console.log(`harness: ${harnessPath}\nlodash: ${lodashPath}`);
+  const { harnessPath, lodashPath, contextScriptsPath } = await buildHarness();
+  console.log(
+    `harness: ${harnessPath}\nlodash: ${lodashPath}\ncontext scripts: ${contextScriptsPath}`,
+  );
 }

@@ -46,7 +46,12 @@ export const CONTROL_PLANE_USER = '10002:10002';
 const DIST_FOLDERS = ['control-plane', 'src', 'scripts', 'runner', 'dashboard'] as const;
 
 /** Files of dist/ without which the image cannot serve: the entry point and the harness bundle. */
-const REQUIRED_DIST_FILES = ['control-plane/main.js', 'runner/harness.mjs', 'runner/lodash.min.js'];
+const REQUIRED_DIST_FILES = [
+  'control-plane/main.js',
+  'runner/harness.mjs',
+  'runner/lodash.min.js',
+  'runner/context-scripts.json',
+];
 
 /** Options of {@link buildControlPlaneImage}. */
 export interface ControlPlaneImageOptions {

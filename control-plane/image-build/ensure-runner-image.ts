@@ -43,7 +43,7 @@ export interface EnsureRunnerImageOptions {
   base: RunnerBase;
   /** Node image for the registry path; default `node:22-slim`. */
   nodeImage?: string;
-  /** Folder holding harness.mjs and lodash.min.js; default `<repo>/dist/runner`. */
+  /** Folder holding harness.mjs, lodash.min.js and context-scripts.json; default `<repo>/dist/runner`. */
   harnessDir?: string;
   /** How long `auto` tries the registry before falling back to local, in ms; default 15 000. */
   registryTimeoutMs?: number;
@@ -63,6 +63,7 @@ interface RunnerIngredients {
   dockerfile: Buffer;
   harness: Buffer;
   lodash: Buffer;
+  contextScripts: Buffer;
 }
 
 /** A resolved base: the image to build FROM (if known yet) and what identifies it in the tag. */
@@ -105,6 +106,7 @@ export async function ensureRunnerImage(options: EnsureRunnerImageOptions): Prom
     { name: 'Dockerfile', content: ingredients.dockerfile },
     { name: 'harness.mjs', content: ingredients.harness },
     { name: 'lodash.min.js', content: ingredients.lodash },
+    { name: 'context-scripts.json', content: ingredients.contextScripts },
   ]);
   await buildImage(docker, context, {
     tag,
@@ -123,6 +125,7 @@ export function runnerImageTag(ingredients: RunnerIngredients, baseDescriptor: s
     ingredients.dockerfile,
     ingredients.harness,
     ingredients.lodash,
+    ingredients.contextScripts,
     Buffer.from(baseDescriptor),
   ]) {
     // Length prefixes keep two different splits of the same bytes apart.
@@ -148,6 +151,10 @@ async function readIngredients(harnessDir: string): Promise<RunnerIngredients> {
     dockerfile: await read(runnerDockerfilePath(), 'Dockerfile.runner'),
     harness: await read(join(harnessDir, 'harness.mjs'), 'the harness bundle'),
     lodash: await read(join(harnessDir, 'lodash.min.js'), 'the lodash bundle'),
+    contextScripts: await read(
+      join(harnessDir, 'context-scripts.json'),
+      'the scripts of tool contexts',
+    ),
   };
 }
 

@@ -27,6 +27,7 @@ async function uniqueHarnessDir(): Promise<string> {
   tempDirs.push(dir);
   await writeFile(join(dir, 'harness.mjs'), `// ${randomUUID()}\nconsole.log('harness up');\n`);
   await copyFile(join(ECHO_HARNESS_DIR, 'lodash.min.js'), join(dir, 'lodash.min.js'));
+  await copyFile(join(ECHO_HARNESS_DIR, 'context-scripts.json'), join(dir, 'context-scripts.json'));
   return dir;
 }
 
