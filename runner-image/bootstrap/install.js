@@ -1,9 +1,9 @@
 // @ts-check
 /**
  * The code that runs inside every tool context before tool code does. The
- * harness never imports it: the build inlines its text (with the console
- * formatter's, see scripts/build-harness.ts) and tool-context.ts compiles that
- * text in the context's realm, so every object and function tool code can
+ * harness never imports it: the build writes its text (with the other
+ * bootstrap files', see scripts/build-harness.ts) into context-scripts.json,
+ * and tool-context.ts compiles that text in the context's realm, so every object and function tool code can
  * reach is created here, in that realm. It must therefore name no Node or host
  * global (eslint.config.js holds it to the language's own).
  *
