@@ -65,9 +65,8 @@ export class InvocationRunner {
     this.#preparing = true;
     setImmediate(() => {
       this.#preparing = false;
+      // Idle time after `ready` (or a result); the first context also compiles lodash's function.
       if (this.#prepared === null) this.#prepared = this.#contexts.create(this.#preload);
-      // Idle time after `ready` (or a result): compile lodash now rather than on a tool's first use.
-      setImmediate(() => this.#contexts.compileLodash());
     });
   }
 

@@ -182,7 +182,7 @@ export class ToolContextFactory {
    * a getter the tool planted on `global` or `self`) to Node, which would
    * read its `stack` in the host's realm (see RUN).
    */
-  compileLodash(): vm.Script {
+  #compileLodash(): vm.Script {
     this.#lodashScript ??= new vm.Script(`(function () {\n${this.#lodashSource}\n})`, {
       filename: 'lodash.min.js',
       lineOffset: -1,
@@ -207,7 +207,7 @@ export class ToolContextFactory {
     // Only defines URL's factory, which the bootstrap takes out of tool code's reach.
     this.#compileUrl().runInContext(context, RUN);
     // Defines lodash's function only; nothing of lodash runs until it is called.
-    const loadLodash = this.compileLodash().runInContext(context, RUN) as () => void;
+    const loadLodash = this.#compileLodash().runInContext(context, RUN) as () => void;
     const slot: BridgeSlot = { target: null };
     const bridge: HostBridge = (kind, a, b, c, d) => {
       // Never throw into the context: a host error is a host object. What the

@@ -189,18 +189,8 @@ function createWebEncoding(bytes, DOMExceptionCtor, webCall) {
    * @param {boolean} ignoreBOM
    */
   function utf8Decode(state, input, flush, fatal, ignoreBOM) {
-    /** @type {string[]} */
-    const parts = [];
-    /** @type {number[]} */
-    let units = [];
-    /** @param {number} unit */
-    function emit(unit) {
-      units[units.length] = unit;
-      if (units.length >= CHUNK) {
-        parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-        units = [];
-      }
-    }
+    const out = stringBuilder();
+    const emit = out.push;
     /** @param {number} codePoint */
     function emitCodePoint(codePoint) {
       if (!state.bomSeen) {
@@ -268,11 +258,7 @@ function createWebEncoding(bytes, DOMExceptionCtor, webCall) {
       state.upper = 0xbf;
       error();
     }
-    if (units.length > 0) parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-    if (parts.length === 0) return '';
-    return parts.length === 1
-      ? /** @type {string} */ (parts[0])
-      : ReflectApply(arrayJoin, parts, ['']);
+    return out.text();
   }
 
   // ---------------------------------------------------------------- TextDecoder
@@ -415,19 +401,9 @@ function createWebEncoding(bytes, DOMExceptionCtor, webCall) {
    * @param {number} end
    */
   function sliceOf(text, start, end) {
-    /** @type {string[]} */
-    const parts = [];
-    /** @type {number[]} */
-    let units = [];
-    for (let i = start; i < end; i++) {
-      units[units.length] = charCodeAt(text, i);
-      if (units.length >= CHUNK) {
-        parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-        units = [];
-      }
-    }
-    parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-    return ReflectApply(arrayJoin, parts, ['']);
+    const out = stringBuilder();
+    for (let i = start; i < end; i++) out.push(charCodeAt(text, i));
+    return out.text();
   }
 
   /**
@@ -436,21 +412,44 @@ function createWebEncoding(bytes, DOMExceptionCtor, webCall) {
    */
   function withoutAsciiWhitespace(text) {
     if (!matches(ASCII_WHITESPACE, text)) return text;
+    const out = stringBuilder();
+    for (let i = 0; i < text.length; i++) {
+      const code = charCodeAt(text, i);
+      if (!isAsciiWhitespace(code)) out.push(code);
+    }
+    return out.text();
+  }
+
+  /**
+   * A string made of code units pushed one at a time, converted CHUNK at a
+   * time (String.fromCharCode takes its units as arguments).
+   */
+  function stringBuilder() {
     /** @type {string[]} */
     const parts = [];
     /** @type {number[]} */
     let units = [];
-    for (let i = 0; i < text.length; i++) {
-      const code = charCodeAt(text, i);
-      if (isAsciiWhitespace(code)) continue;
-      units[units.length] = code;
-      if (units.length >= CHUNK) {
-        parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-        units = [];
-      }
-    }
-    parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-    return ReflectApply(arrayJoin, parts, ['']);
+    return {
+      /** @param {number} unit */
+      push(unit) {
+        units[units.length] = unit;
+        if (units.length >= CHUNK) {
+          parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
+          units = [];
+        }
+      },
+      /** @returns {string} */
+      text() {
+        if (units.length > 0) {
+          parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
+          units = [];
+        }
+        if (parts.length === 0) return '';
+        return parts.length === 1
+          ? /** @type {string} */ (parts[0])
+          : ReflectApply(arrayJoin, parts, ['']);
+      },
+    };
   }
 
   // ---------------------------------------------------------------- base64

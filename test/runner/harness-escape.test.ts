@@ -33,6 +33,17 @@ function reach(label, x) {
 
 const ESCAPED = /: (ESCAPED|HOST-ERROR)$/;
 
+/** Installed by a probe: every call site V8 hands prepareStackTrace is tried, with its this and function. */
+const CALL_SITE_PROBE = `
+Error.prepareStackTrace = (error, sites) => {
+  for (const site of sites) {
+    reach('site', site);
+    reach('site this', site.getThis());
+    reach('site function', site.getFunction());
+  }
+  return 'stack';
+};`;
+
 let harness: HarnessClient;
 
 beforeAll(async () => {
@@ -189,14 +200,7 @@ describe('escape attempts', () => {
   it('Error.prepareStackTrace call sites from host-driven callbacks (timer, reply, getter during serialisation)', async () => {
     const verdicts = await probe(
       `
-      Error.prepareStackTrace = (error, sites) => {
-        for (const site of sites) {
-          reach('site', site);
-          reach('site this', site.getThis());
-          reach('site function', site.getFunction());
-        }
-        return 'stack';
-      };
+      ${CALL_SITE_PROBE}
       await new Promise((resolve) => setTimeout(() => { new Error('in timer').stack; resolve(); }, 1));
       const args = { get url() { new Error('in getter').stack; return 'https://example.com'; } };
       await sdk.http(args);
@@ -215,14 +219,7 @@ describe('escape attempts', () => {
     // the host's side and hand host-realm call sites to prepareStackTrace.
     const verdicts = await probe(
       `
-      Error.prepareStackTrace = (error, sites) => {
-        for (const site of sites) {
-          reach('site', site);
-          reach('site this', site.getThis());
-          reach('site function', site.getFunction());
-        }
-        return 'stack';
-      };
+      ${CALL_SITE_PROBE}
       for (const name of ['global', 'self']) {
         Object.defineProperty(globalThis, name, { configurable: true, get() { throw new Error('from ' + name); } });
       }
