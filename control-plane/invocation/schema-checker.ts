@@ -10,7 +10,8 @@
  * Fairness between servers: each worker takes one check at a time, a server
  * has at most one check running, and waiting checks are taken round-robin
  * by server. With SCHEMA_CHECK_WORKERS workers, a server whose every check
- * runs to the deadline holds one worker, never all; another server's check
+ * runs to the deadline holds one worker, never all (once one overran, its
+ * checks stay on that worker: OVERRUN_BINDING_MS); another server's check
  * waits at most for the checks already running plus one round of the other
  * servers with checks waiting (docs/decisions.md, "Tool schemas are checked
  * in worker threads").
@@ -30,6 +31,16 @@ export const SCHEMA_CHECK_WORKERS = 2;
  * this before compiles were bounded took 1.8 GB) without the process's heap.
  */
 export const SCHEMA_CHECK_WORKER_HEAP_MB = 384;
+
+/**
+ * How long a server whose check overran stays bound to the worker it overran
+ * in. Without it, the server's next check went to the other worker and
+ * overran there too: both workers were replaced every deadline, each time
+ * dropping every server's compiled schemas (measured: another server's checks
+ * fell from ~40 to 2–4 a second, one failing as unchecked). Bound, it
+ * replaces only its own worker; the other keeps serving everyone else.
+ */
+export const OVERRUN_BINDING_MS = 60_000;
 
 /** What a {@link SchemaChecker} is configured with (TOOL_SCHEMA_CHECK_TIMEOUT_MS). */
 export interface SchemaCheckSettings {
@@ -66,6 +77,8 @@ export class SchemaChecker {
   readonly #waiting = new Map<string, PendingCheck[]>();
   /** Servers with a check running now. */
   readonly #running = new Set<string>();
+  /** Servers whose check overran: the slot they may use, and until when (see OVERRUN_BINDING_MS). */
+  readonly #bound = new Map<string, { slot: number; until: number }>();
   /** JSON text of schema objects already seen (records are frozen and replaced on change). */
   readonly #texts = new WeakMap<ToolJsonSchema, string>();
   #nextId = 1;
@@ -143,17 +156,20 @@ export class SchemaChecker {
       const slot = this.#slots[index] ?? this.#start(index);
       if (slot === undefined) return;
       if (!slot.ready || slot.running !== undefined) continue;
-      const next = this.#nextCheck();
+      const next = this.#nextCheck(index);
       if (next === undefined) return;
       // A check that could not be handed over leaves the worker free for the next one.
       if (!this.#run(slot, index, next)) index--;
     }
   }
 
-  /** The first waiting check, round-robin by server, of a server with none running. */
-  #nextCheck(): PendingCheck | undefined {
+  /**
+   * The first waiting check, round-robin by server, of a server with none
+   * running that may use slot `index`.
+   */
+  #nextCheck(index: number): PendingCheck | undefined {
     for (const [server, queue] of this.#waiting) {
-      if (this.#running.has(server)) continue;
+      if (this.#running.has(server) || !this.#mayUse(server, index)) continue;
       const next = queue.shift()!;
       // To the back of the round, or out of it when it has nothing more waiting.
       this.#waiting.delete(server);
@@ -161,6 +177,16 @@ export class SchemaChecker {
       return next;
     }
     return undefined;
+  }
+
+  #mayUse(server: string, index: number): boolean {
+    const bound = this.#bound.get(server);
+    if (bound === undefined) return true;
+    if (bound.until <= Date.now()) {
+      this.#bound.delete(server);
+      return true;
+    }
+    return bound.slot === index;
   }
 
   /** Hands `check` to the worker in slot `index`; false (and the check answered) when it cannot be copied. */
@@ -175,8 +201,10 @@ export class SchemaChecker {
       check.answer(unchecked(`the value cannot be copied to a checker: ${reason}`));
       return false;
     }
-    this.#running.add(check.request.subject.server);
+    const server = check.request.subject.server;
+    this.#running.add(server);
     const deadline = setTimeout(() => {
+      this.#bound.set(server, { slot: index, until: Date.now() + OVERRUN_BINDING_MS });
       this.#replace(index, `it took longer than ${this.#timeoutMs} ms`);
     }, this.#timeoutMs);
     slot.running = { check, deadline };
@@ -229,7 +257,8 @@ export class SchemaChecker {
     const slot = this.#slots[index];
     if (slot === undefined || this.#closed) return;
     void discard(slot.worker);
-    this.#start(index);
+    // A replacement that cannot start leaves the slot empty, never the discarded worker.
+    if (this.#start(index) === undefined) this.#slots[index] = undefined;
     if (slot.running !== undefined) this.#finish(slot, unchecked(problem));
     this.#dispatch();
   }

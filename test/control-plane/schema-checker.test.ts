@@ -149,6 +149,28 @@ describe('SchemaChecker', () => {
     expect(othersAfter).toBeLessThan(TIMEOUT_MS);
   });
 
+  it('a server that overran stays on its worker: the other worker is never replaced by it (final review)', async () => {
+    await expect.poll(() => checker.readyWorkers, { timeout: 10_000 }).toBe(SCHEMA_CHECK_WORKERS);
+    let fewestReady = checker.readyWorkers;
+    const watch = setInterval(() => {
+      fewestReady = Math.min(fewestReady, checker.readyWorkers);
+    }, 10);
+    try {
+      // Sequential overruns: each one's worker reloads (most of a second under tsx)
+      // longer than a deadline lasts, so a server free to move on would take the
+      // other worker down too.
+      for (let i = 0; i < 3; i++) {
+        const answer = await checker.check(tool('mover', EXPONENTIAL), 'inputSchema', nested(30));
+        expect(answer).toMatchObject({ ok: false, reason: 'unchecked' });
+        const calm = await checker.check(tool('bystander', SIMPLE), 'inputSchema', { n: i });
+        expect(calm).toEqual({ ok: true });
+      }
+    } finally {
+      clearInterval(watch);
+    }
+    expect(fewestReady).toBeGreaterThanOrEqual(1);
+  });
+
   it('F2: refuses quadratic uniqueItems at save, and cuts a schema saved before at the deadline', async () => {
     const quadratic = {
       type: 'object',
