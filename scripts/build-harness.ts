@@ -182,6 +182,16 @@ export async function buildHarness(
  * one-byte string in V8 (half the memory of a two-byte one).
  */
 function asciiOnly(source: string): string {
+  // Where an escape would not mean the same, the build refuses the source
+  // instead: a non-ASCII character after a backslash, a line or paragraph
+  // separator (it ends a // comment; its escape does not), Unicode whitespace
+  // between tokens (an escape there is a syntax error).
+  const unsafe = /\\[\u0080-\uffff]|[\u2028\u2029]|(?![\t\n\v\f\r ])\s/.exec(source);
+  if (unsafe !== null) {
+    throw new Error(
+      `a context script holds ${JSON.stringify(unsafe[0])} at offset ${unsafe.index}, which cannot be written ASCII-only without changing its meaning`,
+    );
+  }
   return source.replace(
     /[\u0080-\uffff]/g,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
