@@ -157,7 +157,8 @@ export class SchemaChecker {
       if (slot === undefined) return;
       if (!slot.ready || slot.running !== undefined) continue;
       const next = this.#nextCheck(index);
-      if (next === undefined) return;
+      // None this worker may take (the rest are bound to another): try the next worker.
+      if (next === undefined) continue;
       // A check that could not be handed over leaves the worker free for the next one.
       if (!this.#run(slot, index, next)) index--;
     }

@@ -171,6 +171,19 @@ describe('SchemaChecker', () => {
     expect(fewestReady).toBeGreaterThanOrEqual(1);
   });
 
+  it('a check bound to the second worker is taken when the first is free', async () => {
+    await expect.poll(() => checker.readyWorkers, { timeout: 10_000 }).toBe(SCHEMA_CHECK_WORKERS);
+    // The first overrun goes to the first worker, the second to the second: each server is bound to its own.
+    const first = checker.check(tool('bound-a', EXPONENTIAL), 'inputSchema', nested(30));
+    const second = checker.check(tool('bound-b', EXPONENTIAL), 'inputSchema', nested(30));
+    await Promise.all([first, second]);
+    const answers = await Promise.all([
+      checker.check(tool('bound-a', SIMPLE), 'inputSchema', { n: 1 }),
+      checker.check(tool('bound-b', SIMPLE), 'inputSchema', { n: 2 }),
+    ]);
+    expect(answers).toEqual([{ ok: true }, { ok: true }]);
+  });
+
   it('F2: refuses quadratic uniqueItems at save, and cuts a schema saved before at the deadline', async () => {
     const quadratic = {
       type: 'object',
