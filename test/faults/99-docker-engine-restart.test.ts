@@ -84,17 +84,20 @@ faultIt(
         `[faults] engine stopped in ${Math.round(performance.now() - stoppedAt)} ms (dockerd ${launch.args.join(' ')})`,
       );
 
-      // The control plane notices its containers died with the engine. (Without
+      // The control plane notices its containers died with the engine: none is
+      // warm or busy any more. Containers being started (`warming`) are the pool
+      // refilling to its minimum, which fails fast against a stopped engine and
+      // retries; a poll can catch one in flight, so they are not counted. (Without
       // this wait a call may lease a container whose death is not yet noticed:
       // the first run here saw such a call wait out the 30 s tool timeout, as
       // DockerInstance.write drops data on a destroyed socket silently.)
       const noticedAt = performance.now();
       const noticed = await pollUntil(async () => {
         const { body } = await plane.admin('GET', '/api/pools');
-        const pool = (body.pools as { server?: string; total: number }[]).find(
+        const pool = (body.pools as { server?: string; warm: number; busy: number }[]).find(
           (row) => row.server === 'engine',
         );
-        return pool !== undefined && pool.total === 0;
+        return pool !== undefined && pool.warm + pool.busy === 0;
       }, 20_000);
       console.log(
         `[faults] pool emptied ${noticed ? 'within' : 'NOT within'} ${Math.round(performance.now() - noticedAt)} ms of the engine's exit`,
