@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { EntryRunner } from '../control-plane/invocation/entry-runner.js';
 import { createHostedMcpServer } from '../control-plane/mcp/hosted-mcp-server.js';
 import { McpEndpoint } from '../control-plane/mcp/mcp-endpoint.js';
 import { SessionRegistry } from '../control-plane/mcp/session-registry.js';
@@ -64,13 +65,22 @@ export async function runMcpLayerBench(report: (line: string) => void): Promise<
     maxPerServer: 10,
     maxPerCaller: 10,
   });
+  // A server of one tool, no prompts or resources.
+  const catalog = {
+    tools: () => [tool],
+    tool: () => tool,
+    prompts: () => [],
+    prompt: () => undefined,
+    resources: () => [],
+  };
   const endpoint = new McpEndpoint({
     sessions,
     maxBodyBytes: 1024 * 1024,
     serverFor: (subdomain, caller) =>
       createHostedMcpServer({
-        catalog: { tools: () => [tool], tool: () => tool },
+        catalog,
         invoker,
+        entries: new EntryRunner({ catalog, invoker }),
         version: 'bench',
         subdomain,
         caller,

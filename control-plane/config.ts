@@ -399,6 +399,12 @@ export const CONFIG_TABLE = {
     z.coerce.number().int().min(1024),
     String(4 * 1024 * 1024),
   ),
+  serverResourceMaxBytes: entry(
+    'SERVER_RESOURCE_MAX_BYTES',
+    "largest total of one server's static resource contents (text and blobs), in bytes; every replica keeps them in memory",
+    nonNegativeInt,
+    String(16 * 1024 * 1024),
+  ),
   maxBodyBytes: entry(
     'MAX_BODY_BYTES',
     'largest HTTP request body, in bytes',

@@ -157,6 +157,17 @@ const CONTROL_PLANE = {
     'The MCP session is unknown, expired or closed; start a new one with initialize.',
   ),
   ERR_UNKNOWN_TOOL: spec(404, JsonRpc.InvalidParams, 'The hosted server has no tool of this name.'),
+  ERR_UNKNOWN_PROMPT: spec(
+    404,
+    JsonRpc.InvalidParams,
+    'The hosted server has no prompt of this name (or no template of this URI template, for a completion).',
+  ),
+  // -32002 is MCP's "Resource not found" (server/resources, error handling).
+  ERR_UNKNOWN_RESOURCE: spec(
+    404,
+    -32002,
+    'No static resource of the hosted server has this URI and no resource template matches it.',
+  ),
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ControlPlaneErrorCode = keyof typeof CONTROL_PLANE;

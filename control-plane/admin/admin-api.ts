@@ -13,6 +13,7 @@ import type { AdminToken } from './admin-token.js';
 import { openApiDocument } from './openapi.js';
 import { addServerRoutes } from './server-routes.js';
 import { addToolRoutes } from './tool-routes.js';
+import { addEntryRoutes } from './entry-routes.js';
 import { addPoolRoutes } from './pool-routes.js';
 import { addInvocationRoutes } from './invocation-routes.js';
 import { addSecretRoutes } from './secret-routes.js';
@@ -40,6 +41,7 @@ export function createAdminApi(options: AdminApiOptions): Handler {
   const api = new Router();
   addServerRoutes(api, options.context);
   addToolRoutes(api, options.context);
+  addEntryRoutes(api, options.context);
   addSecretRoutes(api, options.context);
   addInvocationRoutes(api, options.context);
   addPoolRoutes(api, options.context);

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Config } from '../config.js';
 import { parseJsonBody, readBody } from '../http/index.js';
 import { parseInput } from '../http/index.js';
-import type { ToolInvoker } from '../invocation/index.js';
+import type { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Store } from '../store/index.js';
 import type { ConfigCache } from '../store/index.js';
 
@@ -37,11 +37,19 @@ export interface PoolAdministration {
   drain(unit: string): Promise<void> | void;
 }
 
+/**
+ * Renders prompts and reads resources through the path MCP clients take
+ * (invocation/entry-runner.ts): the admin API's previews run what a client's
+ * `prompts/get` and `resources/read` would.
+ */
+export type EntryRunnerPort = Pick<EntryRunner, 'renderPrompt' | 'readResource'>;
+
 export interface AdminContext {
   config: Config;
   store: Store;
   cache: ConfigCache;
   invoker: ToolInvoker;
+  entries: EntryRunnerPort;
   pools: PoolAdministration;
   flushInvocationLog(): Promise<void>;
   checkSyntax(code: string): SyntaxProblem | null;

@@ -4,10 +4,15 @@
  */
 import { z } from 'zod';
 import { ERROR_REGISTRY } from '../errors.js';
+import { ENTRY_SPECS } from '../store/index.js';
 import {
   CreateServerBody,
   InvokeBody,
   PoolSettingsBody,
+  PromptDefinitionBody,
+  ReadResourceBody,
+  RenderPromptBody,
+  ResourceDefinitionBody,
   RollbackBody,
   SecretValueBody,
   ServerSettingsBody,
@@ -72,6 +77,21 @@ const OPERATIONS: Operation[] = [
     summary: 'Run a tool as a client would',
     body: InvokeBody,
   },
+  ...entryOperations(ENTRY_SPECS.prompt, PromptDefinitionBody),
+  {
+    method: 'post',
+    path: '/api/servers/{sub}/prompts/{name}/render',
+    summary: 'Render a prompt as a client’s prompts/get would',
+    body: RenderPromptBody,
+  },
+  ...entryOperations(ENTRY_SPECS.resource, ResourceDefinitionBody),
+  {
+    method: 'post',
+    path: '/api/servers/{sub}/resources/{name}/read',
+    summary:
+      'Read a resource as a client’s resources/read would ({} static; uri or variables for a template)',
+    body: ReadResourceBody,
+  },
   {
     method: 'get',
     path: '/api/servers/{sub}/secrets',
@@ -88,7 +108,7 @@ const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/api/invocations',
     summary: 'The invocation log, newest first',
-    query: ['server', 'tool', 'limit'],
+    query: ['server', 'kind', 'tool', 'limit'],
   },
   {
     method: 'get',
@@ -119,6 +139,36 @@ const OPERATIONS: Operation[] = [
     summary: 'Retire the containers of a tool’s own pool',
   },
 ];
+
+/** The operations prompts and resources share (entry-routes.ts registers them for both). */
+function entryOperations(
+  { plural, noun }: { plural: string; noun: string },
+  body: z.ZodType,
+): Operation[] {
+  const path = `/api/servers/{sub}/${plural}`;
+  return [
+    { method: 'get', path, summary: `List ${plural}` },
+    { method: 'get', path: `${path}/{name}`, summary: `One ${noun}` },
+    {
+      method: 'put',
+      path: `${path}/{name}`,
+      summary: `Create or replace a ${noun} (new version)`,
+      body,
+    },
+    { method: 'delete', path: `${path}/{name}`, summary: `Delete a ${noun}` },
+    {
+      method: 'get',
+      path: `${path}/{name}/versions`,
+      summary: `Version history of a ${noun}`,
+    },
+    {
+      method: 'post',
+      path: `${path}/{name}/rollback`,
+      summary: 'Save an earlier version as the newest',
+      body: RollbackBody,
+    },
+  ];
+}
 
 // Every stable code a response may carry, from the registry that also decides its status.
 const ERROR_SCHEMA = {

@@ -5,15 +5,19 @@
  * OpenAPI document is generated from these same schemas.
  */
 import { z } from 'zod';
+import { ResourceUri } from '../../src/protocol/index.js';
 import { parseEgressAllowEntry } from '../broker/index.js';
 import {
   browserOriginSchema,
+  codeKindSchema,
   containerRuntimeSchema,
   egressAllowEntrySchema,
   isolationSchema,
   newServerSchema,
   rateLimitSchema,
   poolSizingSchema,
+  promptDefinitionSchema,
+  resourceDefinitionSchema,
   secretValueSchema,
   subdomainSchema,
   toolDefinitionSchema,
@@ -24,6 +28,8 @@ import {
 export const CreateServerBody = newServerSchema;
 export const ToolDefinitionBody = toolDefinitionSchema;
 export const PoolSettingsBody = poolSizingSchema;
+export const PromptDefinitionBody = promptDefinitionSchema;
+export const ResourceDefinitionBody = resourceDefinitionSchema;
 
 export const ServerSettingsBody = z
   .strictObject({
@@ -72,10 +78,28 @@ export const InvokeBody = z.strictObject({
   params: z.record(z.string(), z.unknown()).default({}),
 });
 
+/** A prompt's test render: the arguments a client's `prompts/get` would send (checked as its are). */
+export const RenderPromptBody = z.strictObject({
+  arguments: z.record(z.string(), z.string()).optional(),
+});
+
+/**
+ * A resource's preview: `{}` for a static resource; for a template, the URI
+ * to read or the values of its variables (the URI is then the template expanded).
+ */
+export const ReadResourceBody = z.union([
+  z.strictObject({ uri: ResourceUri.optional() }),
+  z.strictObject({ variables: z.record(z.string(), z.string()).optional() }),
+]);
+export type ReadResourceBody = z.infer<typeof ReadResourceBody>;
+
 export const RollbackBody = z.strictObject({ version: z.number().int().positive() });
 
 export const InvocationsQuery = z.strictObject({
   server: subdomainSchema.optional(),
+  /** What ran: `tool`, `prompt`, `resource` or `completion`. */
+  kind: codeKindSchema.optional(),
+  /** The tool's, prompt's or resource's name. */
   tool: toolNameSchema.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });

@@ -118,8 +118,9 @@ async function requireTool(
  * The status of a failed test run: the registry's when mcphost itself could
  * not run the tool (an infrastructure failure answered with 503: no capacity,
  * engine down, shutting down), else 200 — the tool ran, and failing is its answer.
+ * Prompt renders and resource reads (entry-routes.ts) answer the same way.
  */
-function couldNotRunStatus(code: string): number {
+export function couldNotRunStatus(code: string): number {
   const spec = errorSpecOf(code);
   return spec.infrastructure && spec.status === 503 ? spec.status : 200;
 }

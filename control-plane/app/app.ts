@@ -14,7 +14,7 @@ import { isMcphostError } from '../errors.js';
 import { createHostedSide } from '../mcp/index.js';
 import { startListeners, type Listeners } from '../http/index.js';
 import { OAuthGate } from '../http/index.js';
-import { ToolInvoker } from '../invocation/index.js';
+import { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Logger } from '../logger.js';
 import { createHostedMcpServer } from '../mcp/index.js';
 import { McpEndpoint } from '../mcp/index.js';
@@ -78,6 +78,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       invocationRetention: config.invocationRetention,
       invocationRowMaxBytes: config.invocationRowMaxBytes,
       invocationPageMaxBytes: config.invocationPageMaxBytes,
+      serverResourceMaxBytes: config.serverResourceMaxBytes,
       log: (message) => log.info({ component: 'store' }, message),
     });
     closers.push(() => store.close());
@@ -159,6 +160,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     );
     // Pushed before whenIdle below, so it runs after it: no invocation is left to check.
     closers.push(() => invoker.close());
+    // Prompts, resources and completions: their code runs through the same invoker.
+    const entries = new EntryRunner({ catalog: cache, invoker });
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
       maxSessions: config.mcpMaxSessions,
@@ -176,6 +179,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         createHostedMcpServer({
           catalog: cache,
           invoker,
+          entries,
           version: VERSION,
           subdomain,
           caller,
@@ -218,6 +222,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       store,
       cache,
       invoker,
+      entries,
       pools: sandbox,
       flushInvocationLog: () => invocationLog.flush(),
       checkSyntax: checkToolSyntax,

@@ -5,16 +5,22 @@
  * runtime, limits) changed retires all of its
  * containers; a server deleted, deactivated, or whose security settings changed closes its
  * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
- * a changed tool list is announced to open sessions.
+ * a changed tool or prompt list, or resource list, is announced to open
+ * sessions, and a changed resource to the sessions subscribed to its URIs.
  */
 import type { ConfigCache } from '../store/index.js';
-import type { ServerRecord } from '../store/index.js';
-import type { SessionRegistry } from '../mcp/index.js';
+import type { ResourceRecord, ServerRecord } from '../store/index.js';
+import { findAffectedUris, type SessionRegistry } from '../mcp/index.js';
 
 interface Seen {
   security: string;
   sandbox: string;
   tools: Map<string, number>;
+  prompts: Map<string, number>;
+  /** Resources as they were (to tell which subscribed URIs a change touched). */
+  resources: ReadonlyMap<string, ResourceRecord>;
+  /** What `resources/list` and `resources/templates/list` showed. */
+  resourceList: string;
 }
 
 /** What ConfigSync tells the warm pools. */
@@ -51,7 +57,19 @@ export class ConfigSync {
   #snapshot(server: ServerRecord): Seen {
     const tools = new Map<string, number>();
     for (const tool of this.#cache.tools(server.subdomain)) tools.set(tool.name, tool.version);
-    return { security: securityFingerprint(server), sandbox: sandboxFingerprint(server), tools };
+    const prompts = new Map<string, number>();
+    for (const prompt of this.#cache.prompts(server.subdomain)) {
+      prompts.set(prompt.name, prompt.version);
+    }
+    const resourceRecords = this.#cache.resources(server.subdomain);
+    return {
+      security: securityFingerprint(server),
+      sandbox: sandboxFingerprint(server),
+      tools,
+      prompts,
+      resources: new Map(resourceRecords.map((resource) => [resource.name, resource])),
+      resourceList: resourceListFingerprint(resourceRecords),
+    };
   }
 
   #changed(subdomain: string): void {
@@ -72,9 +90,18 @@ export class ConfigSync {
       void this.#sessions.closeSubdomain(subdomain);
       return;
     }
-    if (!sameTools(before?.tools, after.tools)) {
-      for (const session of this.#sessions.forSubdomain(subdomain)) session.notifyToolsChanged();
+    const sessions = this.#sessions.forSubdomain(subdomain);
+    if (!sameVersions(before?.tools, after.tools)) {
+      for (const session of sessions) session.notifyToolsChanged();
     }
+    if (!sameVersions(before?.prompts, after.prompts)) {
+      for (const session of sessions) session.notifyPromptsChanged();
+    }
+    if (before?.resourceList !== after.resourceList) {
+      for (const session of sessions) session.notifyResourcesChanged();
+    }
+    const touched = findAffectedUris(before?.resources ?? new Map(), after.resources);
+    if (touched) for (const session of sessions) session.notifyResourcesUpdated(touched);
   }
 }
 
@@ -93,7 +120,22 @@ function sandboxFingerprint(server: ServerRecord): string {
   return JSON.stringify([server.isolation, server.runtime, server.limits]);
 }
 
-function sameTools(a: Map<string, number> | undefined, b: Map<string, number>): boolean {
+/** The listed fields of every resource and template: a change of these is a list change. */
+function resourceListFingerprint(resources: readonly ResourceRecord[]): string {
+  return JSON.stringify(
+    resources.map((r) => [
+      r.name,
+      r.uri,
+      r.uriTemplate,
+      r.title,
+      r.description,
+      r.mimeType,
+      r.annotations,
+    ]),
+  );
+}
+
+function sameVersions(a: Map<string, number> | undefined, b: Map<string, number>): boolean {
   if (!a || a.size !== b.size) return false;
   for (const [name, version] of a) if (b.get(name) !== version) return false;
   return true;

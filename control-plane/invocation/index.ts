@@ -5,3 +5,11 @@ export { inputSchemaFor, publishedInputSchema } from './arguments.js';
 export { ToolInvoker } from './tool-invoker.js';
 export type { Caller, InvocableTool, InvokeResult } from './tool-invoker.js';
 export { SDK_NAME_OF, type CallingClient } from './calling-client.js';
+export {
+  EntryRunner,
+  type CompletionReference,
+  type EntryCatalog,
+  type EntryRunContext,
+} from './entry-runner.js';
+export type { Completion } from './completion-ranking.js';
+export { findResource, isTemplate, templateOf, type ResourceMatch } from './resource-lookup.js';

@@ -17,7 +17,7 @@ import type {
   InvokeHooks,
 } from '../sandbox/index.js';
 import type { BrokerCallContext } from '../broker/index.js';
-import type { ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
+import type { CodeKind, ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
 import { checkArguments } from './arguments.js';
 import { checkOutput } from './tool-output.js';
 import { SchemaChecker, type SchemaCheckSettings } from './schema-checker.js';
@@ -31,11 +31,17 @@ export type Caller =
   | { kind: 'admin' }
   | { kind: 'oauth'; subject?: string; clientId?: string };
 
-/** A tool as the invoker needs it (from the configuration cache). */
+/**
+ * Code as the invoker runs it: a tool from the configuration cache, or the
+ * code of a prompt, resource template or completion in a tool's shape
+ * (entry-code.ts), marked by `kind`.
+ */
 export interface InvocableTool extends ToolDefinition {
   subdomain: string;
   name: string;
   version: number;
+  /** Absent for a tool. */
+  kind?: Exclude<CodeKind, 'tool'>;
 }
 
 /** The parts of a server's settings an invocation depends on (from the configuration cache). */
@@ -65,6 +71,7 @@ export interface InvokerPorts {
     invocation(
       server: string,
       tool: string,
+      kind: CodeKind,
       outcome: string,
       durationMs: number,
       queueMs: number,
@@ -79,6 +86,7 @@ export interface InvocationLogEntry {
   id: string;
   at: string;
   server: string;
+  kind: CodeKind;
   tool: string;
   version: number;
   durationMs: number;
@@ -185,15 +193,18 @@ export class ToolInvoker {
     const env = pickSecrets(this.#ports.secrets(tool.subdomain), tool.secrets);
     const redact = createRedactor(env);
     const server = this.#ports.server(tool.subdomain);
+    // The code of a prompt, resource or completion belongs to no tool: it runs
+    // in the server's shared containers (a fresh context each time, as a tool's),
+    // named apart from tools (`prompt:greet`, which no tool name can be).
     const runtime: ToolRuntime = {
       server: tool.subdomain,
-      tool: tool.name,
-      isolation: server?.isolation ?? 'server',
+      tool: tool.kind === undefined ? tool.name : `${tool.kind}:${tool.name}`,
+      isolation: tool.kind === undefined ? (server?.isolation ?? 'server') : 'server',
       runtime: server?.runtime ?? 'runc',
       code: tool.code,
       env,
       limits: resolveLimits(tool.limits, server?.limits, this.#defaults),
-      strict: tool.strict,
+      strict: tool.kind === undefined && tool.strict,
     };
     const tenant = {
       server: tool.subdomain,
@@ -258,9 +269,11 @@ export class ToolInvoker {
   ): InvokeResult {
     const { tool } = request;
     const outcomeLabel = outcome.ok ? 'ok' : outcome.error.code;
+    const kind = tool.kind ?? 'tool';
     this.#ports.metrics.invocation(
       tool.subdomain,
       tool.name,
+      kind,
       outcomeLabel,
       outcome.durationMs,
       outcome.queueMs,
@@ -268,6 +281,7 @@ export class ToolInvoker {
     const fields = {
       requestId: request.requestId,
       server: tool.subdomain,
+      kind,
       tool: tool.name,
       version: tool.version,
       outcome: outcomeLabel,
@@ -285,6 +299,7 @@ export class ToolInvoker {
       id: invocationId,
       at: new Date(started).toISOString(),
       server: tool.subdomain,
+      kind,
       tool: tool.name,
       version: tool.version,
       durationMs: outcome.durationMs,

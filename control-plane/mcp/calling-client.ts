@@ -11,7 +11,6 @@ import {
   CreateMessageRequestParamsSchema,
   ElicitRequestFormParamsSchema,
   McpError,
-  type CallToolRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientOperation } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
@@ -29,10 +28,10 @@ const CLIENT_REQUEST_TIMEOUT_MS = 2 ** 31 - 1;
 /** The client of one call (the session's SDK server knows its capabilities). */
 export function callingClientFor(
   server: Server,
-  request: CallToolRequest,
+  request: { params?: { _meta?: { progressToken?: string | number } } },
   extra: HandlerExtra,
 ): CallingClient {
-  const progressToken = request.params._meta?.progressToken;
+  const progressToken = request.params?._meta?.progressToken;
   const client: CallingClient = {
     request: (operation, args, signal) => ask(server, extra, operation, args, signal),
   };

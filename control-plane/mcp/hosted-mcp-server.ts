@@ -1,7 +1,8 @@
 /**
  * The MCP server of one session on one hosted server: the official SDK's
  * `Server` with `tools/list` and `tools/call` answered from the in-memory
- * configuration, and the session's log level.
+ * configuration, prompts, resources and completions (entry-handlers.ts),
+ * and the session's log level.
  *
  * `logging/setLevel` is answered here rather than by the SDK's built-in
  * handler: the SDK keeps the level privately and filters only
@@ -20,10 +21,22 @@ import { publishedInputSchema } from '../invocation/index.js';
 import type { InvocableTool } from '../invocation/index.js';
 import { callingClientFor } from './calling-client.js';
 import { ELICITATION_ANSWERS } from './elicitation-answers.js';
+import type { EntryRunner } from '../invocation/index.js';
+import { addEntryHandlers, entryCapabilities, type EntryHandlerContext } from './entry-handlers.js';
+import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { callTool, type ToolCallContext } from './tool-call.js';
 
 export interface HostedServerContext extends ToolCallContext {
   version: string;
+  catalog: ToolCallContext['catalog'] & EntryHandlerContext['catalog'];
+  entries: EntryRunner;
+}
+
+/** What a session of a hosted server holds beyond the SDK server. */
+export interface HostedSession {
+  server: Server;
+  /** Resource URIs the client subscribed to. */
+  subscriptions: ResourceSubscriptions;
 }
 
 // Tool descriptions are rebuilt only when a tool's record changes (a save
@@ -50,15 +63,21 @@ function describe(tool: InvocableTool): Tool {
   return described;
 }
 
-/** Builds the SDK server of one session. */
-export function createHostedMcpServer(context: HostedServerContext): Server {
+/**
+ * Builds the SDK server of one session. Prompts, resources and completions
+ * are announced (and answered) only when the server has some now: MCP
+ * capabilities are fixed for a session.
+ */
+export function createHostedMcpServer(context: HostedServerContext): HostedSession {
+  const entryFeatures = entryCapabilities(context);
   const server = new Server(
     { name: `mcphost/${context.subdomain}`, version: context.version },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: { tools: { listChanged: true }, logging: {}, ...entryFeatures },
       jsonSchemaValidator: ELICITATION_ANSWERS,
     },
   );
+  const subscriptions = new ResourceSubscriptions();
   skipRequestIdZero(server);
   // Every line is sent until the client asks for less.
   let minimumLevel: LoggingLevel = 'debug';
@@ -79,7 +98,11 @@ export function createHostedMcpServer(context: HostedServerContext): Server {
     }),
   );
 
-  return server;
+  addEntryHandlers(server, context, entryFeatures, {
+    minimumLevel: () => minimumLevel,
+    subscriptions,
+  });
+  return { server, subscriptions };
 }
 
 /**

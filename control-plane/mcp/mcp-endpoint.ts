@@ -15,6 +15,7 @@ import type { Caller } from '../invocation/index.js';
 import { callerKeyOf } from './caller-identity.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { checkGetHeaders, checkProtocolVersion, readPost } from './incoming-request.js';
+import type { ResourceSubscriptions } from './resource-subscriptions.js';
 import type { McpSession, SessionRegistry } from './session-registry.js';
 import { StreamableHttpTransport } from './streamable-http-transport.js';
 
@@ -25,8 +26,14 @@ export interface McpEndpointOptions {
   sessions: SessionRegistry;
   /** Largest request body, in bytes. */
   maxBodyBytes: number;
-  /** The SDK server of a new session (app: createHostedMcpServer; tests: servers of their own). */
-  serverFor(subdomain: string, caller: Caller): Server;
+  /**
+   * The SDK server of a new session, with its resource subscriptions when it
+   * takes any (app: createHostedMcpServer; tests: servers of their own).
+   */
+  serverFor(
+    subdomain: string,
+    caller: Caller,
+  ): { server: Server; subscriptions?: ResourceSubscriptions };
   /** Counts a new session refused (`reason`: session_quota or session_capacity). */
   onRefused?: (subdomain: string, reason: string) => void;
   /** See SSE_KEEP_ALIVE_MS; tests shorten it. */
@@ -161,7 +168,7 @@ export class McpEndpoint {
         sessionId: randomUUID(),
         keepAliveMs: this.#options.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
       });
-      const server = this.#options.serverFor(subdomain, caller);
+      const { server, subscriptions } = this.#options.serverFor(subdomain, caller);
       const session: TransportSession = {
         id: transport.sessionId,
         subdomain,
@@ -172,7 +179,16 @@ export class McpEndpoint {
         lastUsed: Date.now(),
         transport,
         close: () => server.close(),
+        // Each on the session's GET stream; a session whose capabilities lack the
+        // feature refuses the send (the SDK checks), which is nothing to report.
         notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
+        notifyPromptsChanged: () => void server.sendPromptListChanged().catch(() => undefined),
+        notifyResourcesChanged: () => void server.sendResourceListChanged().catch(() => undefined),
+        notifyResourcesUpdated: (changed) => {
+          for (const uri of subscriptions?.affected(changed) ?? []) {
+            void server.sendResourceUpdated({ uri }).catch(() => undefined);
+          }
+        },
       };
       res.once('close', () => (session.running -= 1));
       // However the session ends (DELETE, idle, eviction, mode change), the registry forgets it.

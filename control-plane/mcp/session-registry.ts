@@ -28,6 +28,12 @@ export interface McpSession {
   close(): Promise<void>;
   /** Tells the client its tool list changed (no-op when it listens on no stream). */
   notifyToolsChanged(): void;
+  /** Tells the client its prompt list changed (when the session has prompts). */
+  notifyPromptsChanged(): void;
+  /** Tells the client its resource or template list changed (when the session has resources). */
+  notifyResourcesChanged(): void;
+  /** Sends `notifications/resources/updated` for each subscribed URI `changed` accepts. */
+  notifyResourcesUpdated(changed: (uri: string) => boolean): void;
 }
 
 export interface SessionRegistryOptions {

@@ -15,6 +15,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { LogLevel } from '../../src/protocol/index.js';
+import type { LogEntry } from '../sandbox/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import { requestIdFromHeaders } from '../http/index.js';
 import type { Caller, CallingClient, InvocableTool, ToolInvoker } from '../invocation/index.js';
@@ -53,6 +54,28 @@ function isLevelSent(level: LoggingLevel, minimum: LoggingLevel): boolean {
   return SEVERITY.get(level)! >= SEVERITY.get(minimum)!;
 }
 
+/**
+ * Sends each console line of running code as a logging notification (at or
+ * above the session's level), related to the request so it travels on the
+ * request's own response.
+ */
+export function logForwarder(
+  extra: HandlerExtra,
+  logger: string,
+  minimumLevel: () => LoggingLevel,
+): (entry: LogEntry) => void {
+  return (entry) => {
+    const level = LEVEL_OF_CONSOLE[entry.level];
+    if (!isLevelSent(level, minimumLevel())) return;
+    void extra
+      .sendNotification({
+        method: 'notifications/message',
+        params: { level, logger, data: entry.text },
+      })
+      .catch(() => undefined);
+  };
+}
+
 /** How one call reaches its session: the log level it asked for, and its client. */
 export interface CallSession {
   minimumLevel(): LoggingLevel;
@@ -81,17 +104,7 @@ export async function callTool(
       requestId: requestIdFromHeaders(extra.requestInfo?.headers),
       signal: extra.signal,
       client: session.client,
-      onLog: (entry) => {
-        const level = LEVEL_OF_CONSOLE[entry.level];
-        if (!isLevelSent(level, session.minimumLevel())) return;
-        // Related to the request, so it travels on this call's own response.
-        void extra
-          .sendNotification({
-            method: 'notifications/message',
-            params: { level, logger: name, data: entry.text },
-          })
-          .catch(() => undefined);
-      },
+      onLog: logForwarder(extra, name, session.minimumLevel),
     });
   } catch (error) {
     // The invoker answers a tool's own failures as results; what it throws is ours.

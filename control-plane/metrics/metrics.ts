@@ -25,14 +25,14 @@ export class Metrics {
   readonly registry = new Registry();
   readonly #invocations = new Counter({
     name: 'mcphost_invocations_total',
-    help: 'Tool invocations by server, tool and outcome (ok or the error code)',
-    labelNames: ['server', 'tool', 'outcome'] as const,
+    help: 'Code runs by server, name, outcome (ok or the error code) and kind (tool, prompt, resource, completion)',
+    labelNames: ['server', 'tool', 'outcome', 'kind'] as const,
     registers: [this.registry],
   });
   readonly #invocationSeconds = new Histogram({
     name: 'mcphost_invocation_duration_seconds',
-    help: 'Time a tool invocation ran in its container',
-    labelNames: ['server', 'tool'] as const,
+    help: 'Time a code run (tool, prompt, resource or completion) ran in its container',
+    labelNames: ['server', 'tool', 'kind'] as const,
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
   });
@@ -148,12 +148,13 @@ export class Metrics {
   invocation(
     server: string,
     tool: string,
+    kind: string,
     outcome: string,
     durationMs: number,
     queueMs: number,
   ): void {
-    this.#invocations.inc({ server, tool, outcome });
-    this.#invocationSeconds.observe({ server, tool }, durationMs / 1000);
+    this.#invocations.inc({ server, tool, outcome, kind });
+    this.#invocationSeconds.observe({ server, tool, kind }, durationMs / 1000);
     this.#queueSeconds.observe(queueMs / 1000);
   }
 

@@ -11,7 +11,8 @@ import pg from 'pg';
 import { messageOf } from './store-dialect.js';
 
 /** What part of a server's configuration changed; `resync` means anything may have. */
-export type StoreChangeKind = 'server' | 'tools' | 'secrets' | 'pool' | 'meta' | 'resync';
+export type StoreChangeKind =
+  'server' | 'tools' | 'prompts' | 'resources' | 'secrets' | 'pool' | 'meta' | 'resync';
 
 /** One change notification; `subdomain: null` means every server. */
 export interface StoreChange {

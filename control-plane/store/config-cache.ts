@@ -9,6 +9,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { StoreChange } from './change-feed.js';
+import type { PromptRecord, ResourceRecord } from './entry-records.js';
 import type { ServerRecord, ToolRecord } from './records.js';
 import type { Store } from './store.js';
 import { McphostError } from '../errors.js';
@@ -19,6 +20,10 @@ export interface CachedServer {
   readonly server: ServerRecord;
   /** Tools by name. */
   readonly tools: ReadonlyMap<string, ToolRecord>;
+  /** Prompts by name. */
+  readonly prompts: ReadonlyMap<string, PromptRecord>;
+  /** Resources (static and templates) by name. */
+  readonly resources: ReadonlyMap<string, ResourceRecord>;
   readonly secrets: Readonly<Record<string, string>>;
 }
 
@@ -110,6 +115,28 @@ export class ConfigCache {
   tools(subdomain: string): ToolRecord[] {
     const entry = this.#servers.get(subdomain);
     return entry === undefined ? [] : [...entry.tools.values()];
+  }
+
+  /** A server's prompts ordered by name (empty for an unknown server). */
+  prompts(subdomain: string): PromptRecord[] {
+    const entry = this.#servers.get(subdomain);
+    return entry === undefined ? [] : [...entry.prompts.values()];
+  }
+
+  /** One prompt, or undefined. */
+  prompt(subdomain: string, name: string): PromptRecord | undefined {
+    return this.#servers.get(subdomain)?.prompts.get(name);
+  }
+
+  /** A server's resources, static and templates, ordered by name (empty for an unknown server). */
+  resources(subdomain: string): ResourceRecord[] {
+    const entry = this.#servers.get(subdomain);
+    return entry === undefined ? [] : [...entry.resources.values()];
+  }
+
+  /** One resource, or undefined. */
+  resource(subdomain: string, name: string): ResourceRecord | undefined {
+    return this.#servers.get(subdomain)?.resources.get(name);
   }
 
   /** A server's decrypted secrets (empty for an unknown server); frozen. */
@@ -250,16 +277,24 @@ export class ConfigCache {
   }
 
   async #loadEntry(server: ServerRecord): Promise<CachedServer> {
-    const [tools, secrets] = await Promise.all([
+    const [tools, prompts, resources, secrets] = await Promise.all([
       this.#store.listTools(server.subdomain),
+      this.#store.listEntries('prompt', server.subdomain),
+      this.#store.listEntries('resource', server.subdomain),
       this.#store.readSecrets(server.subdomain),
     ]);
     return deepFreeze({
       server,
-      tools: new Map(tools.map((tool) => [tool.name, deepFreeze(tool)])),
+      tools: byName(tools),
+      prompts: byName(prompts),
+      resources: byName(resources),
       secrets: Object.freeze(secrets),
     });
   }
+}
+
+function byName<T extends { name: string }>(records: T[]): Map<string, T> {
+  return new Map(records.map((record) => [record.name, deepFreeze(record)]));
 }
 
 function sameEntry(a: CachedServer | undefined, b: CachedServer | undefined): boolean {

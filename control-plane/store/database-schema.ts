@@ -100,6 +100,31 @@ export interface InvocationsTable {
   /** JSON of the caller description. */
   caller: string;
   request_id: string | null;
+  /** What ran: tool, prompt, resource or completion (migration 0006). */
+  kind: Generated<string>;
+}
+
+/** A prompt or resource of a server (migration 0006). */
+export interface ServerEntriesTable {
+  id: string;
+  server_id: string;
+  /** 'prompt' or 'resource'. */
+  kind: string;
+  name: string;
+  /** JSON of the validated definition. */
+  definition: string;
+  /** Bytes of a static resource's contents; 0 otherwise. */
+  content_bytes: Generated<number>;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ServerEntryVersionsTable {
+  entry_id: string;
+  version: number;
+  definition: string;
+  saved_at: string;
 }
 
 export interface MetaTable {
@@ -120,6 +145,8 @@ export interface StoreDatabase {
   tool_versions: ToolVersionsTable;
   secrets: SecretsTable;
   pool_settings: PoolSettingsTable;
+  server_entries: ServerEntriesTable;
+  server_entry_versions: ServerEntryVersionsTable;
   invocations: InvocationsTable;
   meta: MetaTable;
   replicas: ReplicasTable;

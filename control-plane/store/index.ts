@@ -14,3 +14,13 @@ export {
   TOOL_SCHEMA_MAX_DEPTH,
   type ToolJsonSchema,
 } from './tool-json-schema.js';
+export * from './entry-records.js';
+export * from './prompt-records.js';
+export * from './resource-records.js';
+export * from './completion-records.js';
+export {
+  MAX_TEMPLATE_VARIABLES,
+  parseUriTemplate,
+  UriTemplateError,
+  type UriTemplate,
+} from './uri-template.js';

@@ -112,7 +112,7 @@ export async function listInvocations(
   context: StoreContext,
   query: InvocationQuery = {},
 ): Promise<InvocationRecord[]> {
-  const { server, tool, limit } = validate(invocationQuerySchema, query, 'invocation query');
+  const { server, kind, tool, limit } = validate(invocationQuerySchema, query, 'invocation query');
   const maxPageBytes = context.invocationPageMaxBytes;
   return readOperation(context, 'listing invocations', async (db) => {
     const logBytes =
@@ -126,6 +126,7 @@ export async function listInvocations(
         'id',
         'at',
         'server',
+        'kind',
         'tool',
         'version',
         'duration_ms',
@@ -137,6 +138,7 @@ export async function listInvocations(
       ])
       .select(logBytes.as('log_bytes'))
       .$if(server !== undefined, (select) => select.where('server', '=', server as string))
+      .$if(kind !== undefined, (select) => select.where('kind', '=', kind as string))
       .$if(tool !== undefined, (select) => select.where('tool', '=', tool as string))
       .orderBy('seq', 'desc')
       .limit(limit)

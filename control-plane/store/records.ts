@@ -300,12 +300,19 @@ export const invocationLogLineSchema = z.object({
   text: z.string(),
 });
 
+/** What kind of code an invocation ran. */
+export const codeKindSchema = z.enum(['tool', 'prompt', 'resource', 'completion']);
+export type CodeKind = z.infer<typeof codeKindSchema>;
+
 /** One row of the invocation log. */
 export const invocationRecordSchema = z.object({
   id: z.string().min(1).max(128),
   /** When the invocation started (ISO 8601). */
   at: z.iso.datetime({ offset: true }),
   server: z.string().max(128),
+  /** What ran: a tool, or a prompt's, resource template's or completion's code. */
+  kind: codeKindSchema.default('tool'),
+  /** The tool's, prompt's or resource's name. */
   tool: z.string().max(128),
   version: z.number().int().min(0),
   durationMs: z.number().min(0),
@@ -325,6 +332,7 @@ export type InvocationRecord = z.output<typeof invocationRecordSchema>;
 /** Filter of `listInvocations`; `limit` defaults to 100, at most 1000. */
 export const invocationQuerySchema = z.strictObject({
   server: z.string().optional(),
+  kind: codeKindSchema.optional(),
   tool: z.string().optional(),
   limit: z.number().int().min(1).max(1000).default(100),
 });

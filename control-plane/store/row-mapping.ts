@@ -13,6 +13,7 @@ import type {
 } from './database-schema.js';
 import { DEFAULT_SERVER_TENANCY } from './records.js';
 import type {
+  CodeKind,
   InvocationRecord,
   PoolSettingsRecord,
   ServerRecord,
@@ -138,11 +139,14 @@ export function poolSettingsFromRow(
 }
 
 /** An invocation as an insertable row. */
-export function invocationToRow(entry: InvocationRecord): Omit<InvocationsTable, 'seq'> {
+export function invocationToRow(
+  entry: InvocationRecord,
+): Omit<InvocationsTable, 'seq' | 'kind'> & { kind: string } {
   return {
     id: entry.id,
     at: entry.at,
     server: entry.server,
+    kind: entry.kind,
     tool: entry.tool,
     version: entry.version,
     // performance.now() durations are fractional; the column holds whole milliseconds.
@@ -162,6 +166,7 @@ export function invocationFromRow(row: Selectable<InvocationsTable>): Invocation
     id: row.id,
     at: row.at,
     server: row.server,
+    kind: row.kind as CodeKind,
     tool: row.tool,
     version: row.version,
     durationMs: row.duration_ms,

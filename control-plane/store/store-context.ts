@@ -30,6 +30,8 @@ export interface StoreContext {
   readonly invocationRowMaxBytes: number;
   /** Largest total of log lines in one listed page of invocations, in bytes. */
   readonly invocationPageMaxBytes: number;
+  /** Largest total of one server's static resource contents, in bytes. */
+  readonly serverResourceMaxBytes: number;
 }
 
 /** Runs a read, mapping driver failures to ERR_STORE. */

@@ -1,12 +1,15 @@
 /**
  * The store: one typed data layer over embedded SQLite (default) or
- * PostgreSQL (`databaseUrl`), holding servers, tools with their history,
+ * PostgreSQL (`databaseUrl`), holding servers, tools, prompts and resources
+ * with their history,
  * encrypted secrets, pool settings, the invocation log and meta entries.
  * Every multi-row write is one transaction; every configuration write is
  * announced through `onChange`, across replicas on PostgreSQL.
  */
 import { z } from 'zod';
 import { ChangeFeed, DEFAULT_CHANGE_CHANNEL, type StoreChange } from './change-feed.js';
+import * as entries from './entry-queries.js';
+import type { EntryInputs, EntryKind, EntryRecord, EntryVersionRecord } from './entry-records.js';
 import * as operations from './operations-queries.js';
 import type {
   InvocationQuery,
@@ -46,6 +49,8 @@ export interface StoreOptions {
   invocationPageMaxBytes?: number;
   /** Receives operational messages; default: none. */
   log?: (message: string) => void;
+  /** Largest total of one server's static resource contents, in bytes; default 16 MiB. */
+  serverResourceMaxBytes?: number;
   /** PostgreSQL NOTIFY channel shared by replicas; default `mcphost_config_changed`. */
   changeChannel?: string;
   /** Clock for record timestamps; default `() => new Date()`. */
@@ -66,6 +71,11 @@ const optionsSchema = z.object({
     .int()
     .min(1024)
     .default(4 * 1024 * 1024),
+  serverResourceMaxBytes: z
+    .number()
+    .int()
+    .min(0)
+    .default(16 * 1024 * 1024),
   changeChannel: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/)
@@ -100,6 +110,37 @@ export interface Store {
   listToolVersions(subdomain: string, name: string): Promise<ToolVersionRecord[]>;
   /** Saves the snapshot of an old version as a new version. */
   rollbackTool(subdomain: string, name: string, version: number): Promise<ToolRecord>;
+
+  /** A server's prompts or resources, ordered by name. */
+  listEntries<K extends EntryKind>(kind: K, subdomain: string): Promise<EntryRecord<K>[]>;
+  /** One prompt or resource, or undefined. */
+  getEntry<K extends EntryKind>(
+    kind: K,
+    subdomain: string,
+    name: string,
+  ): Promise<EntryRecord<K> | undefined>;
+  /** Creates or replaces a prompt or resource: version + 1 and a new snapshot. */
+  saveEntry<K extends EntryKind>(
+    kind: K,
+    subdomain: string,
+    name: string,
+    definition: EntryInputs[K],
+  ): Promise<EntryRecord<K>>;
+  /** Deletes a prompt or resource with its history. */
+  deleteEntry(kind: EntryKind, subdomain: string, name: string): Promise<void>;
+  /** Every saved version of a prompt or resource, newest first. */
+  listEntryVersions<K extends EntryKind>(
+    kind: K,
+    subdomain: string,
+    name: string,
+  ): Promise<EntryVersionRecord<K>[]>;
+  /** Saves the snapshot of an old version as a new version. */
+  rollbackEntry<K extends EntryKind>(
+    kind: K,
+    subdomain: string,
+    name: string,
+    version: number,
+  ): Promise<EntryRecord<K>>;
 
   /** Secret names and update times, never values. */
   listSecrets(subdomain: string): Promise<SecretSummary[]>;
@@ -171,6 +212,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     invocationRetention: parsed.data.invocationRetention,
     invocationRowMaxBytes: parsed.data.invocationRowMaxBytes,
     invocationPageMaxBytes: parsed.data.invocationPageMaxBytes,
+    serverResourceMaxBytes: parsed.data.serverResourceMaxBytes,
   };
 
   let closed: Promise<void> | undefined;
@@ -189,6 +231,15 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     listToolVersions: (subdomain, name) => tools.listToolVersions(context, subdomain, name),
     rollbackTool: (subdomain, name, version) =>
       tools.rollbackTool(context, subdomain, name, version),
+    listEntries: (kind, subdomain) => entries.listEntries(context, kind, subdomain),
+    getEntry: (kind, subdomain, name) => entries.getEntry(context, kind, subdomain, name),
+    saveEntry: (kind, subdomain, name, definition) =>
+      entries.saveEntry(context, kind, subdomain, name, definition),
+    deleteEntry: (kind, subdomain, name) => entries.deleteEntry(context, kind, subdomain, name),
+    listEntryVersions: (kind, subdomain, name) =>
+      entries.listEntryVersions(context, kind, subdomain, name),
+    rollbackEntry: (kind, subdomain, name, version) =>
+      entries.rollbackEntry(context, kind, subdomain, name, version),
     listSecrets: (subdomain) => secrets.listSecrets(context, subdomain),
     putSecret: (subdomain, name, value) => secrets.putSecret(context, subdomain, name, value),
     deleteSecret: (subdomain, name) => secrets.deleteSecret(context, subdomain, name),

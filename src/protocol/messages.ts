@@ -214,7 +214,7 @@ export const CallMessage = z.object({
  * Checked by a loop, not a regular expression: V8's regexp engine overflows
  * its stack on a repeated group over several megabytes.
  */
-const Base64 = z.string().refine(isBase64, 'must be base64');
+export const Base64 = z.string().refine(isBase64, 'must be base64');
 
 export function isBase64(text: string): boolean {
   if (text.length % 4 !== 0) return false;
@@ -228,11 +228,11 @@ export function isBase64(text: string): boolean {
   }
   return true;
 }
-const MimeType = z
+export const MimeType = z
   .string()
   .regex(/^[\w.+-]+\/[\w.+-]+(?:\s*;.*)?$/, 'must be a MIME type such as image/png')
   .max(256);
-const ResourceUri = z
+export const ResourceUri = z
   .string()
   .min(1)
   .max(8 * 1024)

@@ -1,7 +1,8 @@
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`)
  * against a hosted server, as an SDK maintainer would run it: a real control
- * plane, fixture tools saved through the admin API over HTTP, and the suite's
+ * plane, fixture tools, prompts and resources saved through the admin API
+ * over HTTP, and the suite's
  * own CLI as the client — 0.1.13 under this Node (20), 0.1.16 under Node 22
  * from npm. Each version runs every server scenario once; the required ones
  * (scenarios.ts) must pass, the others' outcomes are printed.
@@ -13,6 +14,7 @@ import {
   runConformanceSuite,
   type ConformancePackage,
 } from './conformance-cli.js';
+import { conformanceFixtureEntries } from './fixture-entries.js';
 import { conformanceFixtureTools } from './fixture-tools.js';
 import { startHostForwardingProxy, type HostForwardingProxy } from './host-forwarding-proxy.js';
 import { provisionNode22 } from './node22.js';
@@ -63,6 +65,18 @@ beforeAll(async () => {
       failedSaves.push(`${tool.name}: ${saved.status} ${JSON.stringify(saved.body)}`);
     }
   }
+  for (const entry of conformanceFixtureEntries()) {
+    const saved = await plane.admin(
+      'PUT',
+      `/api/servers/${SUBDOMAIN}/${entry.kind}/${entry.name}`,
+      entry.body,
+    );
+    if (saved.status !== 201) {
+      failedSaves.push(
+        `${entry.kind}/${entry.name}: ${saved.status} ${JSON.stringify(saved.body)}`,
+      );
+    }
+  }
   proxy = await startHostForwardingProxy({ port: plane.port, host: plane.mcpUrl(SUBDOMAIN).host });
 }, 180_000);
 
@@ -71,7 +85,7 @@ afterAll(async () => {
   await plane?.close();
 });
 
-it('saves every fixture tool through the admin API', () => {
+it('saves every fixture tool, prompt and resource through the admin API', () => {
   expect(failedSaves).toEqual([]);
 });
 

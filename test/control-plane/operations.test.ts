@@ -77,9 +77,11 @@ describe('metrics', () => {
 
     const { status, text } = await metricsText(TEST_ADMIN_TOKEN);
     expect(status).toBe(200);
-    expect(text).toMatch(/mcphost_invocations_total\{server="ops",tool="ok",outcome="ok"\} 1/);
     expect(text).toMatch(
-      /mcphost_invocations_total\{server="ops",tool="metadata",outcome="ERR_TOOL_ERROR"\} 1/,
+      /mcphost_invocations_total\{server="ops",tool="ok",outcome="ok",kind="tool"\} 1/,
+    );
+    expect(text).toMatch(
+      /mcphost_invocations_total\{server="ops",tool="metadata",outcome="ERR_TOOL_ERROR",kind="tool"\} 1/,
     );
     expect(text).toMatch(
       /mcphost_broker_requests_total\{operation="http",outcome="ERR_EGRESS_DENIED"\} 1/,
@@ -88,7 +90,7 @@ describe('metrics', () => {
       /mcphost_auth_failures_total\{side="admin",reason="invalid_admin_token"\} 1/,
     );
     expect(text).toMatch(
-      /mcphost_invocation_duration_seconds_bucket\{le="[^"]+",server="ops",tool="ok"\}/,
+      /mcphost_invocation_duration_seconds_bucket\{le="[^"]+",server="ops",tool="ok",kind="tool"\}/,
     );
     // The server's shared pool (its key names the container shape), and per-server scheduler figures.
     expect(text).toMatch(/mcphost_pool_containers\{pool="ops@128m-[^"]*",state="warm"\} \d/);

@@ -30,6 +30,9 @@ function open(
       session.closed = true;
     },
     notifyToolsChanged: () => undefined,
+    notifyPromptsChanged: () => undefined,
+    notifyResourcesChanged: () => undefined,
+    notifyResourcesUpdated: () => undefined,
   };
   admission.add(session);
   return session;
@@ -156,6 +159,9 @@ describe('SessionRegistry quotas', () => {
       running: 1,
       close: async () => undefined,
       notifyToolsChanged: () => undefined,
+      notifyPromptsChanged: () => undefined,
+      notifyResourcesChanged: () => undefined,
+      notifyResourcesUpdated: () => undefined,
     };
     admission.add(session);
     now = 5000;

@@ -24,6 +24,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EntryRunner } from '../../control-plane/invocation/entry-runner.js';
 import { createHostedMcpServer } from '../../control-plane/mcp/hosted-mcp-server.js';
 import { McpEndpoint } from '../../control-plane/mcp/mcp-endpoint.js';
 import { SessionRegistry } from '../../control-plane/mcp/session-registry.js';
@@ -122,7 +123,7 @@ beforeAll(async () => {
   const endpoint = new McpEndpoint({
     sessions,
     maxBodyBytes: 64 * 1024,
-    serverFor: () => testServer(),
+    serverFor: () => ({ server: testServer() }),
     keepAliveMs: KEEP_ALIVE_MS,
   });
   http = createServer((req, res) => {
@@ -531,18 +532,21 @@ describe('a hosted server over the transport', () => {
   it('answers a bug in the call path as ERR_INTERNAL with the generic message, and reports it', async () => {
     const reported: unknown[] = [];
     const tool = { subdomain: 'acme', name: 'leaky', description: 'x', parameters: [] };
+    const catalog = { prompts: () => [], prompt: () => undefined, resources: () => [] };
+    const leakyInvoker = {
+      invoke: async () => {
+        throw new TypeError('connect ECONNREFUSED 10.1.2.3:5432');
+      },
+    } as never;
     const endpoint = new McpEndpoint({
       sessions,
       maxBodyBytes: 64 * 1024,
       keepAliveMs: KEEP_ALIVE_MS,
       serverFor: (subdomain, caller) =>
         createHostedMcpServer({
-          catalog: { tools: () => [tool as never], tool: () => tool as never },
-          invoker: {
-            invoke: async () => {
-              throw new TypeError('connect ECONNREFUSED 10.1.2.3:5432');
-            },
-          } as never,
+          catalog: { ...catalog, tools: () => [tool as never], tool: () => tool as never },
+          invoker: leakyInvoker,
+          entries: new EntryRunner({ catalog, invoker: leakyInvoker }),
           version: '1',
           subdomain,
           caller,

@@ -458,6 +458,8 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
         expect(all.map((entry) => entry.id)).toEqual(['inv-3', 'inv-2', 'inv-1']);
         expect(all[0]).toEqual({
           ...sampleInvocation(3, { server }),
+          // Entries written without a kind are tool calls.
+          kind: 'tool',
           durationMs: 13,
           errorCode: null,
           errorMessage: null,

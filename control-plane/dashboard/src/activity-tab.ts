@@ -12,6 +12,14 @@ import type { ServerInfo } from './types.js';
 /** How often the figures refresh while the tab is open, in milliseconds. */
 const REFRESH_MS = 2000;
 
+/** The kinds of code the invocation log records, as the filter offers them. */
+const KINDS: [string, string][] = [
+  ['tool', 'Tools'],
+  ['prompt', 'Prompts'],
+  ['resource', 'Resources'],
+  ['completion', 'Completions'],
+];
+
 /** Renders the tab; resolves the cleanup that stops refreshing. */
 export async function renderActivityTab(
   panel: HTMLElement,
@@ -29,6 +37,13 @@ export async function renderActivityTab(
     h('option', { value: '' }, 'All tools'),
     tools.map((t) => h('option', { value: t.name }, t.name)),
   );
+  // Prompts', resources' and completions' code runs are logged beside tool calls.
+  const kindFilter = h(
+    'select',
+    { id: 'filter-kind' },
+    h('option', { value: '' }, 'All kinds'),
+    KINDS.map(([value, label]) => h('option', { value }, label)),
+  );
   const outcomeFilter = h(
     'select',
     { id: 'filter-outcome' },
@@ -45,6 +60,7 @@ export async function renderActivityTab(
   const refreshLog = async () => {
     const query = new URLSearchParams({ server: sub, limit: limitFilter.value });
     if (toolFilter.value) query.set('tool', toolFilter.value);
+    if (kindFilter.value) query.set('kind', kindFilter.value);
     const { invocations } = await api<{ invocations: InvocationRecord[] }>(
       'GET',
       `/api/invocations?${query}`,
@@ -55,12 +71,13 @@ export async function renderActivityTab(
     replaceChildren(
       logBody,
       shown.length === 0
-        ? h('tr', {}, h('td', { colspan: 6 }, 'No invocations match.'))
+        ? h('tr', {}, h('td', { colspan: 7 }, 'No invocations match.'))
         : shown.map((i) =>
             h(
               'tr',
               {},
               h('td', {}, formatTime(i.at)),
+              h('td', {}, i.kind),
               h('th', { scope: 'row' }, i.tool),
               h('td', { class: 'number' }, i.version),
               h('td', { class: 'number' }, `${Math.round(i.durationMs)} ms`),
@@ -70,7 +87,7 @@ export async function renderActivityTab(
           ),
     );
   };
-  for (const filter of [toolFilter, outcomeFilter, limitFilter])
+  for (const filter of [kindFilter, toolFilter, outcomeFilter, limitFilter])
     filter.addEventListener('change', () => void refreshLog());
 
   replaceChildren(
@@ -84,6 +101,7 @@ export async function renderActivityTab(
       h(
         'div',
         { class: 'fields filters' },
+        h('div', { class: 'field' }, h('label', { for: 'filter-kind' }, 'Kind'), kindFilter),
         h('div', { class: 'field' }, h('label', { for: 'filter-tool' }, 'Tool'), toolFilter),
         h(
           'div',
@@ -105,7 +123,7 @@ export async function renderActivityTab(
             h(
               'tr',
               {},
-              ['Time', 'Tool', 'Version', 'Duration', 'Outcome', 'Error'].map((t) =>
+              ['Time', 'Kind', 'Name', 'Version', 'Duration', 'Outcome', 'Error'].map((t) =>
                 h('th', { scope: 'col' }, t),
               ),
             ),

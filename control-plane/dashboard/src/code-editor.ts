@@ -172,10 +172,20 @@ function toolScopeCompletions(scope: EditorScope) {
   };
 }
 
-/** Creates an editor in `parent`; `label` names it for assistive technology. */
+/**
+ * Creates an editor in `parent`; `label` names it for assistive technology,
+ * or `labelledBy` (the id of an element whose text names it), for a label
+ * that changes, e.g. with a row's position.
+ */
 export function createCodeEditor(
   parent: HTMLElement,
-  options: { doc: string; label: string; describedBy?: string; scope: EditorScope },
+  options: {
+    doc: string;
+    label?: string;
+    labelledBy?: string;
+    describedBy?: string;
+    scope: EditorScope;
+  },
 ): CodeEditor {
   const extensions: Extension[] = [
     lineNumbers(),
@@ -194,7 +204,9 @@ export function createCodeEditor(
       document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content ?? '',
     ),
     EditorView.contentAttributes.of({
-      'aria-label': options.label,
+      ...(options.labelledBy
+        ? { 'aria-labelledby': options.labelledBy }
+        : { 'aria-label': options.label ?? 'Code' }),
       ...(options.describedBy ? { 'aria-describedby': options.describedBy } : {}),
     }),
   ];

@@ -1,18 +1,18 @@
 /**
  * The dashboard's entry: sign-in with the admin token, then a router on the
- * URL fragment (`#/`, `#/servers/{sub}/{tab}`, `#/servers/{sub}/tools/{name}`).
+ * URL fragment (`#/`, `#/servers/{sub}/{tab}`, `#/servers/{sub}/{tools|prompts|resources}/{name}`).
  * Each view may return a cleanup (timers of refreshing panels) that runs
  * when the route changes.
  */
 import { ApiError, api, forgetToken, storeToken, storedToken } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { renderServerList } from './server-list.js';
-import { renderServerPage, type ServerTab } from './server-page.js';
+import { renderServerPage, TABS_WITH_ITEMS, type ServerTab } from './server-page.js';
 
 /** What a view hands back: a cleanup to run when the route changes, if any. */
 export type ViewCleanup = (() => void) | void;
 
-const TABS: ServerTab[] = ['settings', 'tools', 'secrets', 'activity'];
+const TABS: ServerTab[] = ['settings', 'tools', 'prompts', 'resources', 'secrets', 'activity'];
 let cleanup: ViewCleanup;
 /** Counts navigations: a view that finishes loading after a newer one started is discarded. */
 let navigation = 0;
@@ -41,7 +41,7 @@ async function route(): Promise<void> {
         main,
         parts[1],
         tab,
-        tab === 'tools' ? parts[3] : undefined,
+        TABS_WITH_ITEMS.includes(tab) ? parts[3] : undefined,
       );
     } else {
       rendered = await renderServerList(main);

@@ -1,32 +1,42 @@
 /**
- * One server's page: its address and a tab bar (Settings, Tools, Secrets,
- * Pools & activity); each tab is a link so the URL names what is open and
+ * One server's page: its address and a tab bar (Settings, Tools, Prompts,
+ * Resources, Secrets, Pools & activity); each tab is a link so the URL names what is open and
  * the browser's back button works.
  */
 import { api, segment } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { renderActivityTab } from './activity-tab.js';
+import { renderPromptsTab } from './prompts-tab.js';
+import { renderResourcesTab } from './resources-tab.js';
 import { renderSecretsTab } from './secrets-tab.js';
 import { renderSettingsTab } from './settings-tab.js';
 import { renderToolsTab } from './tools-tab.js';
 import type { ServerInfo } from './types.js';
 
 /** The tabs of a server page. */
-export type ServerTab = 'settings' | 'tools' | 'secrets' | 'activity';
+export type ServerTab = 'settings' | 'tools' | 'prompts' | 'resources' | 'secrets' | 'activity';
+
+/** The tabs with an editor per named item (`#/servers/{sub}/{tab}/{name}`). */
+export const TABS_WITH_ITEMS: readonly ServerTab[] = ['tools', 'prompts', 'resources'];
 
 const TAB_TITLES: Record<ServerTab, string> = {
   settings: 'Settings',
   tools: 'Tools',
+  prompts: 'Prompts',
+  resources: 'Resources',
   secrets: 'Secrets',
   activity: 'Pools & activity',
 };
 
-/** Renders the page of `subdomain` with `tab` open; resolves the tab's cleanup, if any. */
+/**
+ * Renders the page of `subdomain` with `tab` open (and, on a tab with items,
+ * the editor of `itemName`); resolves the tab's cleanup, if any.
+ */
 export async function renderServerPage(
   main: HTMLElement,
   subdomain: string,
   tab: ServerTab,
-  toolName?: string,
+  itemName?: string,
 ): Promise<(() => void) | void> {
   const server = await api<ServerInfo>('GET', `/api/servers/${segment(subdomain)}`);
   const panel = h('section', { class: 'panel', 'aria-label': TAB_TITLES[tab] });
@@ -69,7 +79,11 @@ export async function renderServerPage(
     case 'settings':
       return renderSettingsTab(panel, server);
     case 'tools':
-      return renderToolsTab(panel, server, toolName);
+      return renderToolsTab(panel, server, itemName);
+    case 'prompts':
+      return renderPromptsTab(panel, server, itemName);
+    case 'resources':
+      return renderResourcesTab(panel, server, itemName);
     case 'secrets':
       return renderSecretsTab(panel, server);
     case 'activity':

@@ -7,6 +7,7 @@
  * as an MCP `tools/call` (POST …/invoke).
  */
 import { api, segment } from './api.js';
+import { consoleLines } from './console-lines.js';
 import { announce, h, prettyJson, replaceChildren } from './dom.js';
 import { exampleOf } from './schema-example.js';
 import type { ToolParameter, ToolRecord } from '../../store/index.js';
@@ -215,21 +216,6 @@ function showResult(output: HTMLElement, result: TestRunAnswer): void {
           ': ',
           result.error.message,
         ),
-    h('h3', { id: 'run-logs-heading' }, 'Console'),
-    result.logs.length === 0
-      ? h('p', { class: 'hint' }, 'Nothing was logged.')
-      : h(
-          'ol',
-          { class: 'logs', 'aria-labelledby': 'run-logs-heading' },
-          result.logs.map((line) =>
-            h(
-              'li',
-              { class: `log-${line.level}` },
-              h('span', { class: 'level' }, line.level),
-              ' ',
-              line.text,
-            ),
-          ),
-        ),
+    consoleLines(result.logs, 'run-logs-heading'),
   );
 }

@@ -14,7 +14,8 @@ import type {
   PoolStats,
   ServerPoolStats,
 } from '../../sandbox/index.js';
-import type { PoolSizing } from '../../store/index.js';
+import type { PoolSizing, PromptMessage } from '../../store/index.js';
+import type { ContentBlock } from '../../../src/protocol/index.js';
 
 /** A hosted server as the API shows it; `PATCH` adds warnings about the saved settings. */
 export type ServerInfo = ServerView & { warnings?: string[] };
@@ -44,3 +45,39 @@ export interface PoolsAnswer {
   /** What a pool with no saved size gets (more fields are sent; these are the ones read). */
   defaults: PoolSizing & { maxSizeCap: number };
 }
+
+/** How code that ran in a container went: its console and time, when it ran at all. */
+interface RunTrace {
+  /** Console lines of prompt or template code; empty or absent for a template prompt. */
+  logs?: LogEntry[];
+  /** Time spent running in a container, in ms; absent when no code ran. */
+  durationMs?: number;
+}
+
+/** A message `prompts/get` answers: a template's (placeholders replaced) or what code returned. */
+export interface RenderedMessage {
+  role: PromptMessage['role'];
+  content: ContentBlock | { type: string; [field: string]: unknown };
+}
+
+/** `POST /api/servers/{sub}/prompts/{name}/render`: the messages a client would get, or the failure. */
+export type PromptRenderAnswer = (
+  | { ok: true; result: { description?: string; messages: RenderedMessage[] }; error?: undefined }
+  | { ok: false; error: OutcomeError; result?: undefined }
+) &
+  RunTrace;
+
+/** One item of `resources/read`: text or a base64 blob at a URI. */
+export interface ResourceContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+}
+
+/** `POST /api/servers/{sub}/resources/{name}/read`: the contents a client would get, or the failure. */
+export type ResourceReadAnswer = (
+  | { ok: true; result: { contents: ResourceContents[] }; error?: undefined }
+  | { ok: false; error: OutcomeError; result?: undefined }
+) &
+  RunTrace;

@@ -1,20 +1,42 @@
 /**
- * A tool's version history, newest first, with a rollback button on each
- * older version (a rollback saves that version again as the newest).
+ * The version history of a tool, prompt or resource, newest first, with a
+ * rollback button on each older version (a rollback saves that version again
+ * as the newest).
  */
 import { api, segment } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
-import type { ToolVersionRecord } from '../../store/index.js';
+
+/** What the panel shows of one saved version. */
+interface VersionSummary {
+  version: number;
+  savedAt: string;
+  description?: string;
+}
 
 /** Lists the versions of `tool` into `section`; `onRolledBack` reloads the editor. */
-export async function renderVersions(
+export function renderVersions(
   section: HTMLElement,
   subdomain: string,
   tool: string,
   onRolledBack: () => void,
 ): Promise<void> {
-  const base = `/api/servers/${segment(subdomain)}/tools/${segment(tool)}`;
-  const { versions } = await api<{ versions: ToolVersionRecord[] }>('GET', `${base}/versions`);
+  return renderVersionHistory(section, {
+    base: `/api/servers/${segment(subdomain)}/tools/${segment(tool)}`,
+    name: tool,
+    onRolledBack,
+  });
+}
+
+/**
+ * Lists the versions of the entry at `base` (its admin API path, which has
+ * `/versions` and `/rollback` below it) into `section`.
+ */
+export async function renderVersionHistory(
+  section: HTMLElement,
+  options: { base: string; name: string; onRolledBack: () => void },
+): Promise<void> {
+  const { base, name: tool, onRolledBack } = options;
+  const { versions } = await api<{ versions: VersionSummary[] }>('GET', `${base}/versions`);
   const error = h('p', { role: 'alert', class: 'error' });
   const newest = versions[0]?.version;
   replaceChildren(

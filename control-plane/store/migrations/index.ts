@@ -10,6 +10,7 @@ import { serverLimitsMigration } from './0002-server-limits.js';
 import { serverTenancyMigration } from './0003-server-tenancy.js';
 import { replicasMigration } from './0004-replicas.js';
 import { toolMetadataMigration } from './0005-tool-metadata.js';
+import { serverEntriesMigration } from './0006-server-entries.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -21,6 +22,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0003-server-tenancy': serverTenancyMigration,
         '0004-replicas': replicasMigration,
         '0005-tool-metadata': toolMetadataMigration,
+        '0006-server-entries': serverEntriesMigration,
       };
     },
   };

@@ -1,0 +1,200 @@
+/**
+ * Prompts, resources and completions as clients (and the admin API's test
+ * runs) get them: `prompts/get`, `resources/read` and `completion/complete`
+ * answered from the in-memory configuration, running the prompt's,
+ * template's or completion's code through the ToolInvoker when it has code —
+ * the same path, checks, sandbox, log and metrics as a tool call. Failures
+ * are McphostErrors: the MCP layer answers them as JSON-RPC errors.
+ */
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { McphostError } from '../errors.js';
+import type { LogEntry } from '../sandbox/index.js';
+import type {
+  CompletionSource,
+  PromptMessage,
+  PromptRecord,
+  ResourceRecord,
+} from '../store/index.js';
+import { describeProblems } from '../validation-problems.js';
+import type { CallingClient } from './calling-client.js';
+import { bounded, rankCompletions, type Completion } from './completion-ranking.js';
+import { completionCode, promptCode, resourceCode } from './entry-code.js';
+import { checkPromptArguments, messagesFromCode, renderTemplate } from './prompt-rendering.js';
+import { contentsFromCode, staticContents } from './resource-contents.js';
+import { findResource, isTemplate } from './resource-lookup.js';
+import type { Caller, InvocableTool, InvokeRequest, InvokeResult } from './tool-invoker.js';
+
+/** Who asks, and how the run reaches them (as for a tool call). */
+export interface EntryRunContext {
+  caller: Caller;
+  requestId: string;
+  signal?: AbortSignal;
+  /** The MCP client (progress, elicitation, sampling); absent in an admin test run. */
+  client?: CallingClient;
+  /** Each console line of the code, redacted, while it runs. */
+  onLog?: (entry: LogEntry) => void;
+}
+
+/** What the runner reads of the configuration (the ConfigCache). */
+export interface EntryCatalog {
+  prompt(subdomain: string, name: string): PromptRecord | undefined;
+  resources(subdomain: string): ResourceRecord[];
+}
+
+/** A completion request's reference, as MCP sends it. */
+export type CompletionReference =
+  { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+
+export interface EntryRunnerPorts {
+  catalog: EntryCatalog;
+  invoker: { invoke(request: InvokeRequest): Promise<InvokeResult> };
+}
+
+const CodeCompletion = z.union([
+  z.array(z.string().max(1024)).max(10_000),
+  z.strictObject({
+    values: z.array(z.string().max(1024)).max(10_000),
+    total: z.number().int().min(0).optional(),
+    hasMore: z.boolean().optional(),
+  }),
+]);
+
+export class EntryRunner {
+  readonly #ports: EntryRunnerPorts;
+
+  constructor(ports: EntryRunnerPorts) {
+    this.#ports = ports;
+  }
+
+  /** `prompts/get`: ERR_UNKNOWN_PROMPT, ERR_INVALID_ARGUMENT, or the code's failure. */
+  async renderPrompt(
+    subdomain: string,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    run: EntryRunContext,
+  ): Promise<GetPromptResult> {
+    const prompt = this.#ports.catalog.prompt(subdomain, name);
+    if (!prompt) throw new McphostError('ERR_UNKNOWN_PROMPT', `Unknown prompt: ${name}`);
+    const values = checkPromptArguments(prompt, args);
+    const described = prompt.description ? { description: prompt.description } : {};
+    if (prompt.messages !== undefined) {
+      const template = prompt as PromptRecord & { messages: PromptMessage[] };
+      return { ...described, messages: renderTemplate(template, values) };
+    }
+    const result = await this.#run(
+      promptCode(prompt as PromptRecord & { code: string }),
+      values,
+      run,
+    );
+    return { ...described, ...messagesFromCode(prompt, result.value, result.content) };
+  }
+
+  /**
+   * `resources/read`: a static resource's contents, or a template's code run
+   * with the URI's variables; ERR_UNKNOWN_RESOURCE when nothing matches. With
+   * `options.resource`, only that resource may answer (the admin preview).
+   */
+  async readResource(
+    subdomain: string,
+    uri: string,
+    run: EntryRunContext,
+    options: { resource?: string } = {},
+  ): Promise<ReadResourceResult> {
+    const match = findResource(this.#ports.catalog.resources(subdomain), uri, options.resource);
+    if (!match) {
+      throw new McphostError('ERR_UNKNOWN_RESOURCE', `Resource not found: ${uri.slice(0, 512)}`);
+    }
+    const { resource, variables } = match;
+    if (variables === undefined || !isTemplate(resource)) {
+      return { contents: staticContents(resource) };
+    }
+    const result = await this.#run(resourceCode(resource), variables, run);
+    return { contents: contentsFromCode(resource, uri, result.value, result.content) };
+  }
+
+  /** True when `uri` names a resource of the server (a subscription may be taken on it). */
+  hasResource(subdomain: string, uri: string): boolean {
+    return findResource(this.#ports.catalog.resources(subdomain), uri) !== undefined;
+  }
+
+  /**
+   * `completion/complete` for an argument of a prompt or a variable of a
+   * template: its value list ranked, or its code's answer; no source, no values.
+   */
+  async complete(
+    subdomain: string,
+    ref: CompletionReference,
+    argument: { name: string; value: string },
+    contextArguments: Record<string, string> | undefined,
+    run: EntryRunContext,
+  ): Promise<Completion> {
+    const { owner, source } = this.#completionSource(subdomain, ref, argument.name);
+    if (source === undefined) return { values: [], total: 0, hasMore: false };
+    if ('values' in source) return rankCompletions(source.values, argument.value);
+    const params = {
+      argument: argument.name,
+      value: argument.value,
+      arguments: { ...contextArguments },
+    };
+    const result = await this.#run(completionCode(owner, argument.name, source.code), params, run);
+    const parsed = CodeCompletion.safeParse(result.value);
+    if (!parsed.success) {
+      throw new McphostError(
+        'ERR_OUTPUT_INVALID',
+        `the completion code of "${argument.name}" must return an array of strings or {values, total?, hasMore?}: ${describeProblems(parsed.error)}`,
+      );
+    }
+    const answer = parsed.data;
+    return Array.isArray(answer)
+      ? bounded(answer)
+      : bounded(answer.values, answer.total ?? answer.values.length, answer.hasMore);
+  }
+
+  #completionSource(
+    subdomain: string,
+    ref: CompletionReference,
+    argument: string,
+  ): { owner: PromptRecord | ResourceRecord; source: CompletionSource | undefined } {
+    if (ref.type === 'ref/prompt') {
+      const prompt = this.#ports.catalog.prompt(subdomain, ref.name);
+      if (!prompt) throw new McphostError('ERR_UNKNOWN_PROMPT', `Unknown prompt: ${ref.name}`);
+      const declared = prompt.arguments.find((candidate) => candidate.name === argument);
+      return { owner: prompt, source: declared?.complete };
+    }
+    const template = this.#ports.catalog
+      .resources(subdomain)
+      .find((resource) => resource.uriTemplate === ref.uri);
+    if (!template) {
+      throw new McphostError(
+        'ERR_UNKNOWN_PROMPT',
+        `No resource template ${ref.uri.slice(0, 512)} on this server`,
+      );
+    }
+    return { owner: template, source: template.complete?.[argument] };
+  }
+
+  /** Runs entry code as a tool call; a failure is thrown as its McphostError. */
+  async #run(
+    code: InvocableTool,
+    params: Record<string, unknown>,
+    run: EntryRunContext,
+  ): Promise<Extract<InvokeResult, { ok: true }>> {
+    const result = await this.#ports.invoker.invoke({
+      tool: code,
+      args: params,
+      caller: run.caller,
+      requestId: run.requestId,
+      signal: run.signal,
+      client: run.client,
+      onLog: run.onLog,
+    });
+    if (!result.ok) {
+      const { code: errorCode, message, line, column } = result.error;
+      throw new McphostError(errorCode, message, {
+        details: line === undefined ? undefined : { line, column },
+      });
+    }
+    return result;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * What `prompts/get` answers, apart from running code: the arguments checked
+ * against the prompt's declarations, a template's placeholders replaced, and
+ * what prompt code returned turned into messages (or refused, saying why).
+ */
+import type { GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { ContentBlock } from '../../src/protocol/index.js';
+import { McphostError } from '../errors.js';
+import { PLACEHOLDER, type PromptMessage, type PromptRecord } from '../store/index.js';
+import { describeProblems } from '../validation-problems.js';
+
+type Messages = GetPromptResult['messages'];
+
+/**
+ * The arguments of a `prompts/get` as strings by name: every required one
+ * present, none undeclared, each a string (MCP prompt arguments are strings).
+ */
+export function checkPromptArguments(
+  prompt: PromptRecord,
+  args: Record<string, unknown> | undefined,
+): Record<string, string> {
+  const values: Record<string, string> = Object.create(null);
+  const declared = new Set(prompt.arguments.map((argument) => argument.name));
+  for (const [name, value] of Object.entries(args ?? {})) {
+    if (!declared.has(name)) {
+      throw invalid(`prompt "${prompt.name}" has no argument "${name}"`);
+    }
+    if (typeof value !== 'string') {
+      throw invalid(`argument "${name}" of prompt "${prompt.name}" must be a string`);
+    }
+    values[name] = value;
+  }
+  const missing = prompt.arguments
+    .filter((argument) => argument.required && values[argument.name] === undefined)
+    .map((argument) => argument.name);
+  if (missing.length > 0) {
+    throw invalid(`prompt "${prompt.name}" needs the argument(s) ${missing.join(', ')}`);
+  }
+  return values;
+}
+
+/** A template's messages with every placeholder replaced, in one pass (values are not re-read). */
+export function renderTemplate(
+  prompt: PromptRecord & { messages: PromptMessage[] },
+  values: Record<string, string>,
+): Messages {
+  const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => values[name] ?? '');
+  return prompt.messages.map((message, index) => {
+    const { content } = message;
+    if (content.type === 'text') {
+      return { role: message.role, content: { type: 'text', text: fill(content.text) } };
+    }
+    if (content.type !== 'resource') return { role: message.role, content };
+    const uri = fill(content.resource.uri);
+    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri)) {
+      throw invalid(
+        `message ${index + 1} of prompt "${prompt.name}" embeds a resource whose uri is not an absolute URI once its arguments are in: ${JSON.stringify(uri.slice(0, 200))}`,
+      );
+    }
+    const resource =
+      'text' in content.resource
+        ? { ...content.resource, uri, text: fill(content.resource.text) }
+        : { ...content.resource, uri };
+    return { role: message.role, content: { type: 'resource', resource } };
+  });
+}
+
+const CodeMessage = z.strictObject({ role: z.enum(['user', 'assistant']), content: ContentBlock });
+const CodeResult = z.union([
+  z.array(CodeMessage).min(1).max(1000),
+  z.strictObject({
+    description: z.string().max(16_384).optional(),
+    messages: z.array(CodeMessage).min(1).max(1000),
+  }),
+]);
+
+/**
+ * The result of prompt code: a string (one user message), sdk.content blocks
+ * (one user message each), an array of `{role, content}`, or
+ * `{description?, messages}`. Anything else is ERR_OUTPUT_INVALID.
+ */
+export function messagesFromCode(
+  prompt: PromptRecord,
+  value: unknown,
+  content: readonly ContentBlock[] | undefined,
+): GetPromptResult {
+  if (content !== undefined) {
+    return { messages: content.map((block) => ({ role: 'user', content: block })) };
+  }
+  if (typeof value === 'string') {
+    return { messages: [{ role: 'user', content: { type: 'text', text: value } }] };
+  }
+  const parsed = CodeResult.safeParse(value);
+  if (!parsed.success) {
+    throw new McphostError(
+      'ERR_OUTPUT_INVALID',
+      `the code of prompt "${prompt.name}" must return messages ([{role, content}], a string or sdk.content blocks): ${describeProblems(parsed.error)}`,
+    );
+  }
+  const result = parsed.data;
+  return Array.isArray(result) ? { messages: result } : result;
+}
+
+function invalid(message: string): McphostError {
+  return new McphostError('ERR_INVALID_ARGUMENT', message);
+}

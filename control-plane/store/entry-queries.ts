@@ -1,0 +1,342 @@
+/**
+ * Prompts and resources of a server with their version history (see
+ * entry-records.ts). Every save (a rollback too) validates the definition
+ * with its kind's schema, writes the entry row and a snapshot in
+ * server_entry_versions in one transaction, one version above the last, and
+ * checks what spans entries: a static resource's URI is the server's only
+ * one, and a server's entries and static contents stay within their bounds.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { McphostError } from '../errors.js';
+import type {
+  ServerEntriesTable,
+  ServerEntryVersionsTable,
+  StoreDatabase,
+} from './database-schema.js';
+import {
+  ENTRY_SPECS,
+  MAX_ENTRIES_PER_KIND,
+  type EntryDefinitions,
+  type EntryInputs,
+  type EntryKind,
+  type EntryRecord,
+  type EntryVersionRecord,
+} from './entry-records.js';
+import { contentBytes, type ResourceDefinition } from './resource-records.js';
+import {
+  notFound,
+  readOperation,
+  requireServerId,
+  validate,
+  writeOperation,
+  type StoreContext,
+} from './store-context.js';
+
+type Db = Kysely<StoreDatabase> | Transaction<StoreDatabase>;
+
+const CHANGE_KIND = { prompt: 'prompts', resource: 'resources' } as const;
+
+/** A server's entries of one kind, ordered by name; ERR_NOT_FOUND if the server is absent. */
+export function listEntries<K extends EntryKind>(
+  context: StoreContext,
+  kind: K,
+  subdomain: string,
+): Promise<EntryRecord<K>[]> {
+  const { plural } = ENTRY_SPECS[kind];
+  return readOperation(context, `listing ${plural} of server "${subdomain}"`, async (db) => {
+    const serverId = await requireServerId(db, subdomain);
+    const rows = await db
+      .selectFrom('server_entries')
+      .selectAll()
+      .where('server_id', '=', serverId)
+      .where('kind', '=', kind)
+      .orderBy('name')
+      .execute();
+    return rows.map((row) => entryFromRow<K>(row, subdomain));
+  });
+}
+
+/** One entry, or undefined when the server or the entry is absent. */
+export function getEntry<K extends EntryKind>(
+  context: StoreContext,
+  kind: K,
+  subdomain: string,
+  name: string,
+): Promise<EntryRecord<K> | undefined> {
+  const { noun } = ENTRY_SPECS[kind];
+  return readOperation(
+    context,
+    `reading ${noun} "${name}" of server "${subdomain}"`,
+    async (db) => {
+      const row = await entryRow(db, kind, subdomain, name);
+      return row === undefined ? undefined : entryFromRow<K>(row, subdomain);
+    },
+  );
+}
+
+/** Creates or replaces an entry; its version becomes the previous one + 1. */
+export async function saveEntry<K extends EntryKind>(
+  context: StoreContext,
+  kind: K,
+  subdomain: string,
+  name: string,
+  definition: EntryInputs[K],
+): Promise<EntryRecord<K>> {
+  const spec = ENTRY_SPECS[kind];
+  const validName = validate(spec.name, name, `${spec.noun} name`);
+  const valid = validate(spec.definition, definition, `${spec.noun} "${validName}"`);
+  return writeOperation(
+    context,
+    `saving ${spec.noun} "${validName}" of server "${subdomain}"`,
+    { subdomain, kind: CHANGE_KIND[kind] },
+    async (trx) => {
+      const serverId = await requireServerId(trx, subdomain);
+      return saveDefinition(context, trx, kind, { serverId, subdomain, name: validName }, valid);
+    },
+  );
+}
+
+/** Deletes an entry with its history; ERR_NOT_FOUND if absent. */
+export async function deleteEntry(
+  context: StoreContext,
+  kind: EntryKind,
+  subdomain: string,
+  name: string,
+): Promise<void> {
+  const { noun } = ENTRY_SPECS[kind];
+  await writeOperation(
+    context,
+    `deleting ${noun} "${name}" of server "${subdomain}"`,
+    { subdomain, kind: CHANGE_KIND[kind] },
+    async (trx) => {
+      const serverId = await requireServerId(trx, subdomain);
+      const result = await trx
+        .deleteFrom('server_entries')
+        .where('server_id', '=', serverId)
+        .where('kind', '=', kind)
+        .where('name', '=', name)
+        .executeTakeFirst();
+      if (result.numDeletedRows === 0n)
+        throw notFound(`${noun} "${name}" of server "${subdomain}"`);
+    },
+  );
+}
+
+/** Every saved version of an entry, newest first; ERR_NOT_FOUND if the entry is absent. */
+export function listEntryVersions<K extends EntryKind>(
+  context: StoreContext,
+  kind: K,
+  subdomain: string,
+  name: string,
+): Promise<EntryVersionRecord<K>[]> {
+  const { noun } = ENTRY_SPECS[kind];
+  return readOperation(context, `listing versions of ${noun} "${name}"`, async (db) => {
+    const entry = await entryRow(db, kind, subdomain, name);
+    if (entry === undefined) throw notFound(`${noun} "${name}" of server "${subdomain}"`);
+    const rows = await db
+      .selectFrom('server_entry_versions')
+      .selectAll()
+      .where('entry_id', '=', entry.id)
+      .orderBy('version', 'desc')
+      .execute();
+    return rows.map((row) => versionFromRow<K>(row, subdomain, name));
+  });
+}
+
+/** Saves the snapshot of `version` as a new version; ERR_NOT_FOUND if entry or version is absent. */
+export function rollbackEntry<K extends EntryKind>(
+  context: StoreContext,
+  kind: K,
+  subdomain: string,
+  name: string,
+  version: number,
+): Promise<EntryRecord<K>> {
+  const spec = ENTRY_SPECS[kind];
+  return writeOperation(
+    context,
+    `rolling back ${spec.noun} "${name}" of server "${subdomain}"`,
+    { subdomain, kind: CHANGE_KIND[kind] },
+    async (trx) => {
+      const serverId = await requireServerId(trx, subdomain);
+      const entry = await entryRow(trx, kind, subdomain, name);
+      if (entry === undefined) throw notFound(`${spec.noun} "${name}" of server "${subdomain}"`);
+      const snapshot = await trx
+        .selectFrom('server_entry_versions')
+        .select('definition')
+        .where('entry_id', '=', entry.id)
+        .where('version', '=', version)
+        .executeTakeFirst();
+      if (snapshot === undefined) throw notFound(`version ${version} of ${spec.noun} "${name}"`);
+      // Re-validated: what was valid then must still fit the bounds (and URIs) of now.
+      const definition = validate(
+        spec.definition,
+        JSON.parse(snapshot.definition),
+        `${spec.noun} "${name}" version ${version}`,
+      );
+      return saveDefinition(context, trx, kind, { serverId, subdomain, name }, definition);
+    },
+  );
+}
+
+async function saveDefinition<K extends EntryKind>(
+  context: StoreContext,
+  trx: Transaction<StoreDatabase>,
+  kind: K,
+  target: { serverId: string; subdomain: string; name: string },
+  definition: EntryDefinitions[K],
+): Promise<EntryRecord<K>> {
+  const now = context.now();
+  const existing = await trx
+    .selectFrom('server_entries')
+    .select(['id', 'version', 'created_at'])
+    .where('server_id', '=', target.serverId)
+    .where('kind', '=', kind)
+    .where('name', '=', target.name)
+    // Concurrent saves of one entry on PostgreSQL queue here instead of colliding on the version.
+    .$if(context.dialect === 'postgres', (query) => query.forUpdate())
+    .executeTakeFirst();
+  const bytes = kind === 'resource' ? contentBytes(definition as ResourceDefinition) : 0;
+  await checkServerBounds(context, trx, kind, target, existing?.id, bytes, definition);
+
+  const id = existing?.id ?? randomUUID();
+  const version = (existing?.version ?? 0) + 1;
+  const createdAt = existing?.created_at ?? now;
+  const json = JSON.stringify(definition);
+  if (existing === undefined) {
+    await trx
+      .insertInto('server_entries')
+      .values({
+        id,
+        server_id: target.serverId,
+        kind,
+        name: target.name,
+        definition: json,
+        content_bytes: bytes,
+        version,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  } else {
+    await trx
+      .updateTable('server_entries')
+      .set({ definition: json, content_bytes: bytes, version, updated_at: now })
+      .where('id', '=', id)
+      .execute();
+  }
+  await trx
+    .insertInto('server_entry_versions')
+    .values({ entry_id: id, version, definition: json, saved_at: now })
+    .execute();
+  return {
+    ...definition,
+    subdomain: target.subdomain,
+    name: target.name,
+    version,
+    createdAt,
+    updatedAt: now,
+  } as EntryRecord<K>;
+}
+
+/**
+ * What one entry's save must not break on its server: at most
+ * MAX_ENTRIES_PER_KIND entries of a kind, static resource contents within
+ * the server's byte budget (every replica holds them in memory), and one
+ * static resource per URI.
+ */
+async function checkServerBounds<K extends EntryKind>(
+  context: StoreContext,
+  trx: Transaction<StoreDatabase>,
+  kind: K,
+  target: { serverId: string; name: string },
+  existingId: string | undefined,
+  bytes: number,
+  definition: EntryDefinitions[K],
+): Promise<void> {
+  const { plural } = ENTRY_SPECS[kind];
+  const others = trx
+    .selectFrom('server_entries')
+    .where('server_id', '=', target.serverId)
+    .where('kind', '=', kind)
+    .$if(existingId !== undefined, (query) => query.where('id', '!=', existingId!));
+  const totals = await others
+    .select((eb) => [
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('content_bytes').as('bytes'),
+    ])
+    .executeTakeFirstOrThrow();
+  if (Number(totals.count) >= MAX_ENTRIES_PER_KIND) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `a server holds at most ${MAX_ENTRIES_PER_KIND} ${plural}; delete one first`,
+    );
+  }
+  const limit = context.serverResourceMaxBytes;
+  if (bytes > 0 && Number(totals.bytes ?? 0) + bytes > limit) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `the static resources of a server hold at most ${limit} bytes (SERVER_RESOURCE_MAX_BYTES); this one has ${bytes} and the others ${Number(totals.bytes ?? 0)}`,
+    );
+  }
+  if (kind !== 'resource') return;
+  const { uri, uriTemplate } = definition as ResourceDefinition;
+  const rows = await others.select(['name', 'definition']).execute();
+  for (const row of rows) {
+    const other = JSON.parse(row.definition) as ResourceDefinition;
+    if (
+      (uri !== undefined && other.uri === uri) ||
+      (uriTemplate !== undefined && other.uriTemplate === uriTemplate)
+    ) {
+      throw new McphostError(
+        'ERR_CONFLICT',
+        `resource "${row.name}" of this server already has ${uri !== undefined ? `the uri ${uri}` : `the uriTemplate ${uriTemplate}`}`,
+      );
+    }
+  }
+}
+
+async function entryRow(
+  db: Db,
+  kind: EntryKind,
+  subdomain: string,
+  name: string,
+): Promise<Selectable<ServerEntriesTable> | undefined> {
+  return db
+    .selectFrom('server_entries')
+    .innerJoin('servers', 'servers.id', 'server_entries.server_id')
+    .selectAll('server_entries')
+    .where('servers.subdomain', '=', subdomain)
+    .where('server_entries.kind', '=', kind)
+    .where('server_entries.name', '=', name)
+    .executeTakeFirst();
+}
+
+// Rows are trusted: they were validated when written. Absent optional fields stay absent.
+function entryFromRow<K extends EntryKind>(
+  row: Selectable<ServerEntriesTable>,
+  subdomain: string,
+): EntryRecord<K> {
+  return {
+    ...(JSON.parse(row.definition) as EntryDefinitions[K]),
+    subdomain,
+    name: row.name,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  } as EntryRecord<K>;
+}
+
+function versionFromRow<K extends EntryKind>(
+  row: Selectable<ServerEntryVersionsTable>,
+  subdomain: string,
+  name: string,
+): EntryVersionRecord<K> {
+  return {
+    ...(JSON.parse(row.definition) as EntryDefinitions[K]),
+    subdomain,
+    name,
+    version: row.version,
+    savedAt: row.saved_at,
+  } as EntryVersionRecord<K>;
+}
