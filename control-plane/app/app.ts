@@ -161,7 +161,11 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     // Pushed before whenIdle below, so it runs after it: no invocation is left to check.
     closers.push(() => invoker.close());
     // Prompts, resources and completions: their code runs through the same invoker.
-    const entries = new EntryRunner({ catalog: cache, invoker });
+    const entries = new EntryRunner({
+      catalog: cache,
+      invoker,
+      maxRenderedCharacters: config.toolMaxResultBytes,
+    });
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
       maxSessions: config.mcpMaxSessions,

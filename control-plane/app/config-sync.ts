@@ -10,7 +10,7 @@
  */
 import type { ConfigCache } from '../store/index.js';
 import type { ResourceRecord, ServerRecord } from '../store/index.js';
-import { findAffectedUris, type SessionRegistry } from '../mcp/index.js';
+import { findResourceChanges, type SessionRegistry } from '../mcp/index.js';
 
 interface Seen {
   security: string;
@@ -100,8 +100,8 @@ export class ConfigSync {
     if (before?.resourceList !== after.resourceList) {
       for (const session of sessions) session.notifyResourcesChanged();
     }
-    const touched = findAffectedUris(before?.resources ?? new Map(), after.resources);
-    if (touched) for (const session of sessions) session.notifyResourcesUpdated(touched);
+    const changes = findResourceChanges(before?.resources ?? new Map(), after.resources);
+    if (changes) for (const session of sessions) session.notifyResourcesUpdated(changes);
   }
 }
 

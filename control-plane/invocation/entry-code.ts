@@ -6,7 +6,7 @@
  * Built once per saved record (a save replaces the record object).
  */
 import type { PromptRecord, ResourceRecord, ToolParameter } from '../store/index.js';
-import { parseUriTemplate } from '../store/index.js';
+import { templateOf } from './resource-lookup.js';
 import type { InvocableTool } from './tool-invoker.js';
 
 const promptCodes = new WeakMap<PromptRecord, InvocableTool>();
@@ -34,9 +34,11 @@ export function resourceCode(
 ): InvocableTool {
   let code = resourceCodes.get(resource);
   if (!code) {
-    const parameters = parseUriTemplate(resource.uriTemplate).variables.map(
-      (name): ToolParameter => ({ name, type: 'string', required: true }),
-    );
+    const parameters = templateOf(resource).variables.map((name): ToolParameter => ({
+      name,
+      type: 'string',
+      required: true,
+    }));
     code = entryCode(resource, 'resource', resource.code, parameters);
     resourceCodes.set(resource, code);
   }

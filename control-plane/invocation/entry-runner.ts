@@ -49,6 +49,8 @@ export type CompletionReference =
 export interface EntryRunnerPorts {
   catalog: EntryCatalog;
   invoker: { invoke(request: InvokeRequest): Promise<InvokeResult> };
+  /** Largest rendered template, in characters (TOOL_MAX_RESULT_BYTES: a render is a result). */
+  maxRenderedCharacters: number;
 }
 
 const CodeCompletion = z.union([
@@ -80,7 +82,8 @@ export class EntryRunner {
     const described = prompt.description ? { description: prompt.description } : {};
     if (prompt.messages !== undefined) {
       const template = prompt as PromptRecord & { messages: PromptMessage[] };
-      return { ...described, messages: renderTemplate(template, values) };
+      const messages = renderTemplate(template, values, this.#ports.maxRenderedCharacters);
+      return { ...described, messages };
     }
     const result = await this.#run(
       promptCode(prompt as PromptRecord & { code: string }),
@@ -113,9 +116,9 @@ export class EntryRunner {
     return { contents: contentsFromCode(resource, uri, result.value, result.content) };
   }
 
-  /** True when `uri` names a resource of the server (a subscription may be taken on it). */
-  hasResource(subdomain: string, uri: string): boolean {
-    return findResource(this.#ports.catalog.resources(subdomain), uri) !== undefined;
+  /** The name of the resource that serves `uri` (a subscription follows it), or undefined. */
+  resourceNamed(subdomain: string, uri: string): string | undefined {
+    return findResource(this.#ports.catalog.resources(subdomain), uri)?.resource.name;
   }
 
   /**

@@ -12,4 +12,3 @@ export {
   type EntryRunContext,
 } from './entry-runner.js';
 export type { Completion } from './completion-ranking.js';
-export { findResource, isTemplate, templateOf, type ResourceMatch } from './resource-lookup.js';

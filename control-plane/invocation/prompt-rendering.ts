@@ -7,7 +7,12 @@ import type { GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ContentBlock } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
-import { PLACEHOLDER, type PromptMessage, type PromptRecord } from '../store/index.js';
+import {
+  PLACEHOLDER,
+  templatedTexts,
+  type PromptMessage,
+  type PromptRecord,
+} from '../store/index.js';
 import { describeProblems } from '../validation-problems.js';
 
 type Messages = GetPromptResult['messages'];
@@ -40,11 +45,32 @@ export function checkPromptArguments(
   return values;
 }
 
-/** A template's messages with every placeholder replaced, in one pass (values are not re-read). */
+/**
+ * A template's messages with every placeholder replaced, in one pass (values
+ * are not re-read). The rendered size is worked out first: a template with
+ * many placeholders multiplies what a client sends, so a render larger than
+ * a tool's result may be (`maxCharacters`) is refused before it is built.
+ */
 export function renderTemplate(
   prompt: PromptRecord & { messages: PromptMessage[] },
   values: Record<string, string>,
+  maxCharacters: number,
 ): Messages {
+  let size = 0;
+  for (const message of prompt.messages) {
+    for (const text of templatedTexts(message)) {
+      size += text.length;
+      for (const [placeholder, name] of text.matchAll(PLACEHOLDER)) {
+        size += (values[name!]?.length ?? 0) - placeholder.length;
+      }
+    }
+  }
+  if (size > maxCharacters) {
+    throw new McphostError(
+      'ERR_RESULT_TOO_LARGE',
+      `prompt "${prompt.name}" would render ${size} characters of text with these arguments, more than ${maxCharacters} (TOOL_MAX_RESULT_BYTES)`,
+    );
+  }
   const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => values[name] ?? '');
   return prompt.messages.map((message, index) => {
     const { content } = message;

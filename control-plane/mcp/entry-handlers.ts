@@ -134,13 +134,14 @@ export function addEntryHandlers(
     server.setRequestHandler(SubscribeRequestSchema, (request) =>
       answer(async () => {
         const { uri } = request.params;
-        if (!entries.hasResource(subdomain, uri)) {
+        const resource = entries.resourceNamed(subdomain, uri);
+        if (resource === undefined) {
           throw new McphostError(
             'ERR_UNKNOWN_RESOURCE',
             `Resource not found: ${uri.slice(0, 512)}`,
           );
         }
-        session.subscriptions.add(uri);
+        session.subscriptions.add(uri, resource);
         return {};
       }),
     );

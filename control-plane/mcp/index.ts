@@ -2,7 +2,7 @@
  * The public face of mcp/: what other folders may import (eslint.config.js holds the rule).
  */
 export { createHostedMcpServer, type HostedSession } from './hosted-mcp-server.js';
-export { findAffectedUris } from './resource-updates.js';
+export { findResourceChanges } from './resource-updates.js';
 export { createHostedSide } from './hosted-side.js';
 export { McpEndpoint } from './mcp-endpoint.js';
 export { RateLimiter } from './rate-limiter.js';

@@ -184,8 +184,8 @@ export class McpEndpoint {
         notifyToolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
         notifyPromptsChanged: () => void server.sendPromptListChanged().catch(() => undefined),
         notifyResourcesChanged: () => void server.sendResourceListChanged().catch(() => undefined),
-        notifyResourcesUpdated: (changed) => {
-          for (const uri of subscriptions?.affected(changed) ?? []) {
+        notifyResourcesUpdated: (changes) => {
+          for (const uri of subscriptions?.affected(changes) ?? []) {
             void server.sendResourceUpdated({ uri }).catch(() => undefined);
           }
         },

@@ -1,37 +1,43 @@
 /**
- * The resource URIs one session subscribed to (`resources/subscribe`), and
- * the updates it is owed when an admin changes what they name. Bounded: a
- * session is a shared resource, and every configuration change walks its
- * subscriptions.
+ * The resource URIs one session subscribed to (`resources/subscribe`), each
+ * with the resource that served it then, and the updates it is owed when an
+ * admin changes one. Bounded: a session is a shared resource, and every
+ * configuration change of its server walks its subscriptions.
  */
 import { McphostError } from '../errors.js';
+import type { ResourceChanges } from './resource-updates.js';
 
 /** The most URIs one session may subscribe to. */
 export const MAX_SUBSCRIPTIONS_PER_SESSION = 1000;
 
 export class ResourceSubscriptions {
-  readonly #uris = new Set<string>();
+  /** URI → name of the resource (static or template) that served it when subscribed. */
+  readonly #uris = new Map<string, string>();
 
   get size(): number {
     return this.#uris.size;
   }
 
-  add(uri: string): void {
+  add(uri: string, resource: string): void {
     if (!this.#uris.has(uri) && this.#uris.size >= MAX_SUBSCRIPTIONS_PER_SESSION) {
       throw new McphostError(
         'ERR_VALIDATION',
         `a session subscribes to at most ${MAX_SUBSCRIPTIONS_PER_SESSION} resources; unsubscribe from one first`,
       );
     }
-    this.#uris.add(uri);
+    this.#uris.set(uri, resource);
   }
 
   delete(uri: string): void {
     this.#uris.delete(uri);
   }
 
-  /** The subscribed URIs `changed` says are affected. */
-  affected(changed: (uri: string) => boolean): string[] {
-    return [...this.#uris].filter(changed);
+  /** The subscribed URIs a change touched. */
+  affected(changes: ResourceChanges): string[] {
+    const touched: string[] = [];
+    for (const [uri, resource] of this.#uris) {
+      if (changes.names.has(resource) || changes.uris.has(uri)) touched.push(uri);
+    }
+    return touched;
   }
 }

@@ -1,37 +1,36 @@
 /**
- * Which subscribed URIs an admin's change of a server's resources touched:
- * a static resource's URI (before and after) when the resource was saved,
- * rolled back or deleted; any URI a changed template matched (before or
- * after). The answer is a predicate each session applies to its own
- * subscriptions.
+ * What an admin's change of a server's resources touched, as subscriptions
+ * see it: the names of resources saved, rolled back or deleted, and the URIs
+ * of static resources before and after. A subscription is owed an update when
+ * the resource that served its URI at subscription changed, or when its URI
+ * is a changed static resource's. No template is matched here: a change would
+ * otherwise cost a RE2 run per subscribed URI of every session.
  */
-import { templateOf } from '../invocation/index.js';
 import type { ResourceRecord } from '../store/index.js';
+
+export interface ResourceChanges {
+  /** Names of the resources that changed or went away. */
+  names: ReadonlySet<string>;
+  /** URIs of static resources that changed, appeared or went away. */
+  uris: ReadonlySet<string>;
+}
 
 /** Resources by name, as the configuration held them. */
 type ResourcesByName = ReadonlyMap<string, ResourceRecord>;
 
-/** Accepts the URIs whose contents may differ between `before` and `after`; undefined when none. */
-export function findAffectedUris(
+/** The changes between two states of a server's resources; undefined when none. */
+export function findResourceChanges(
   before: ResourcesByName,
   after: ResourcesByName,
-): ((uri: string) => boolean) | undefined {
+): ResourceChanges | undefined {
+  const names = new Set<string>();
   const uris = new Set<string>();
-  const templates: ResourceRecord[] = [];
   for (const name of new Set([...before.keys(), ...after.keys()])) {
     const old = before.get(name);
     const now = after.get(name);
-    if (old?.version === now?.version && old !== undefined) continue;
-    for (const record of [old, now]) {
-      if (record?.uri !== undefined) uris.add(record.uri);
-      if (record?.uriTemplate !== undefined) templates.push(record);
-    }
+    if (old !== undefined && old.version === now?.version) continue;
+    names.add(name);
+    for (const record of [old, now]) if (record?.uri !== undefined) uris.add(record.uri);
   }
-  if (uris.size === 0 && templates.length === 0) return undefined;
-  return (uri) =>
-    uris.has(uri) ||
-    templates.some(
-      (template) =>
-        templateOf(template as ResourceRecord & { uriTemplate: string }).match(uri) !== undefined,
-    );
+  return names.size === 0 ? undefined : { names, uris };
 }

@@ -14,6 +14,7 @@
  * server costs that server its sessions, never a quieter one.
  */
 import { McphostError } from '../errors.js';
+import type { ResourceChanges } from './resource-updates.js';
 
 export interface McpSession {
   readonly id: string;
@@ -32,8 +33,8 @@ export interface McpSession {
   notifyPromptsChanged(): void;
   /** Tells the client its resource or template list changed (when the session has resources). */
   notifyResourcesChanged(): void;
-  /** Sends `notifications/resources/updated` for each subscribed URI `changed` accepts. */
-  notifyResourcesUpdated(changed: (uri: string) => boolean): void;
+  /** Sends `notifications/resources/updated` for each subscribed URI the changes touched. */
+  notifyResourcesUpdated(changes: ResourceChanges): void;
 }
 
 export interface SessionRegistryOptions {

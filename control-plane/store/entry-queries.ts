@@ -17,6 +17,7 @@ import type {
 import {
   ENTRY_SPECS,
   MAX_ENTRIES_PER_KIND,
+  MAX_TEMPLATES_PER_SERVER,
   type EntryDefinitions,
   type EntryInputs,
   type EntryKind,
@@ -242,8 +243,8 @@ async function saveDefinition<K extends EntryKind>(
 /**
  * What one entry's save must not break on its server: at most
  * MAX_ENTRIES_PER_KIND entries of a kind, static resource contents within
- * the server's byte budget (every replica holds them in memory), and one
- * static resource per URI.
+ * the server's byte budget (every replica holds them in memory), at most
+ * MAX_TEMPLATES_PER_SERVER templates, and one resource per URI or template.
  */
 async function checkServerBounds<K extends EntryKind>(
   context: StoreContext,
@@ -282,15 +283,23 @@ async function checkServerBounds<K extends EntryKind>(
   if (kind !== 'resource') return;
   const { uri, uriTemplate } = definition as ResourceDefinition;
   const rows = await others.select(['name', 'definition']).execute();
-  for (const row of rows) {
-    const other = JSON.parse(row.definition) as ResourceDefinition;
-    if (
-      (uri !== undefined && other.uri === uri) ||
-      (uriTemplate !== undefined && other.uriTemplate === uriTemplate)
-    ) {
+  const resources = rows.map((row) => ({
+    name: row.name,
+    ...(JSON.parse(row.definition) as ResourceDefinition),
+  }));
+  const templates = resources.filter((other) => other.uriTemplate !== undefined).length;
+  if (uriTemplate !== undefined && templates >= MAX_TEMPLATES_PER_SERVER) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `a server holds at most ${MAX_TEMPLATES_PER_SERVER} resource templates; delete one first`,
+    );
+  }
+  for (const other of resources) {
+    const sameUri = uri !== undefined && other.uri === uri;
+    if (sameUri || (uriTemplate !== undefined && other.uriTemplate === uriTemplate)) {
       throw new McphostError(
         'ERR_CONFLICT',
-        `resource "${row.name}" of this server already has ${uri !== undefined ? `the uri ${uri}` : `the uriTemplate ${uriTemplate}`}`,
+        `resource "${other.name}" of this server already has ${sameUri ? `the uri ${uri}` : `the uriTemplate ${uriTemplate}`}`,
       );
     }
   }

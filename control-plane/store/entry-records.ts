@@ -23,6 +23,11 @@ export const ENTRY_KINDS: readonly EntryKind[] = ['prompt', 'resource'];
 
 /** The most entries of one kind a server may hold. */
 export const MAX_ENTRIES_PER_KIND = 1000;
+/**
+ * The most resource templates a server may hold (of its resources): a read of
+ * a URI no static resource has tries them in turn, on the main thread.
+ */
+export const MAX_TEMPLATES_PER_SERVER = 100;
 
 /** A kind's definition as saved (defaults filled in) and as accepted. */
 export interface EntryDefinitions {

@@ -385,18 +385,21 @@ describe('checkPromptArguments', () => {
 });
 
 describe('renderTemplate', () => {
-  const template = (definition: PromptDefinitionInput) =>
-    promptRecord(definition) as PromptRecord & { messages: PromptMessage[] };
+  type Template = PromptRecord & { messages: PromptMessage[] };
+  const template = (definition: PromptDefinitionInput) => promptRecord(definition) as Template;
+  /** Renders with a bound no test text comes near. */
+  const render = (prompt: Template, values: Record<string, string>) =>
+    renderTemplate(prompt, values, 1_000_000);
 
   it('replaces every placeholder; an absent optional argument is the empty string', () => {
     const prompt = template(SUMMARY);
-    expect(
-      renderTemplate(prompt, checkPromptArguments(prompt, { city: 'Paris', style: 'short' })),
-    ).toEqual([
-      { role: 'user', content: { type: 'text', text: 'Summarise Paris in a short style.' } },
-      { role: 'assistant', content: { type: 'text', text: 'About Paris: short' } },
-    ]);
-    expect(renderTemplate(prompt, checkPromptArguments(prompt, { city: 'Oslo' }))[0]).toEqual({
+    expect(render(prompt, checkPromptArguments(prompt, { city: 'Paris', style: 'short' }))).toEqual(
+      [
+        { role: 'user', content: { type: 'text', text: 'Summarise Paris in a short style.' } },
+        { role: 'assistant', content: { type: 'text', text: 'About Paris: short' } },
+      ],
+    );
+    expect(render(prompt, checkPromptArguments(prompt, { city: 'Oslo' }))[0]).toEqual({
       role: 'user',
       content: { type: 'text', text: 'Summarise Oslo in a  style.' },
     });
@@ -404,7 +407,7 @@ describe('renderTemplate', () => {
 
   it('replaces in one pass: a value holding {{other}} or $& stays as it is', () => {
     const prompt = template(SUMMARY);
-    const messages = renderTemplate(prompt, { city: '{{style}}', style: '$& and $1 and $$' });
+    const messages = render(prompt, { city: '{{style}}', style: '$& and $1 and $$' });
     expect(messages[0]!.content).toEqual({
       type: 'text',
       text: 'Summarise {{style}} in a $& and $1 and $$ style.',
@@ -430,7 +433,7 @@ describe('renderTemplate', () => {
         { role: 'assistant', content: { type: 'image', data: 'AAAA', mimeType: 'image/png' } },
       ],
     });
-    expect(renderTemplate(prompt, { path: 'file:///a.txt', note: '{{path}}' })).toEqual([
+    expect(render(prompt, { path: 'file:///a.txt', note: '{{path}}' })).toEqual([
       {
         role: 'user',
         content: {
@@ -444,12 +447,35 @@ describe('renderTemplate', () => {
       },
       { role: 'assistant', content: { type: 'image', data: 'AAAA', mimeType: 'image/png' } },
     ]);
-    expect(codeThrown(() => renderTemplate(prompt, { path: 'relative/a.txt' }))).toBe(
+    expect(codeThrown(() => render(prompt, { path: 'relative/a.txt' }))).toBe(
       'ERR_INVALID_ARGUMENT',
     );
-    expect(messageThrown(() => renderTemplate(prompt, { path: '' }))).toBe(
+    expect(messageThrown(() => render(prompt, { path: '' }))).toBe(
       'message 1 of prompt "summary" embeds a resource whose uri is not an absolute URI once its arguments are in: ""',
     );
+  });
+
+  it('refuses a render longer than the bound before building it, as ERR_RESULT_TOO_LARGE', () => {
+    const prompt = template(SUMMARY);
+    const values = { city: 'Paris', style: 'short' };
+    const size = render(prompt, values)
+      .map((message) => (message.content.type === 'text' ? message.content.text.length : 0))
+      .reduce((a, b) => a + b, 0);
+    expect(renderTemplate(prompt, values, size)).toHaveLength(2);
+    expect(codeThrown(() => renderTemplate(prompt, values, size - 1))).toBe('ERR_RESULT_TOO_LARGE');
+    // Placeholders multiply what a client sends: 100 of them times 10 000 characters.
+    const echo = template({
+      description: 'Echoes',
+      arguments: [{ name: 'word', required: true }],
+      messages: [{ role: 'user', content: { type: 'text', text: '{{word}}'.repeat(100) } }],
+    });
+    expect(messageThrown(() => renderTemplate(echo, { word: 'x'.repeat(10_000) }, 65_536))).toBe(
+      'prompt "summary" would render 1000000 characters of text with these arguments, more than 65536 (TOOL_MAX_RESULT_BYTES)',
+    );
+    expect(renderTemplate(echo, { word: 'x'.repeat(655) }, 65_536)[0]!.content).toEqual({
+      type: 'text',
+      text: 'x'.repeat(65_500),
+    });
   });
 });
 

@@ -546,7 +546,11 @@ describe('a hosted server over the transport', () => {
         createHostedMcpServer({
           catalog: { ...catalog, tools: () => [tool as never], tool: () => tool as never },
           invoker: leakyInvoker,
-          entries: new EntryRunner({ catalog, invoker: leakyInvoker }),
+          entries: new EntryRunner({
+            catalog,
+            invoker: leakyInvoker,
+            maxRenderedCharacters: 1024 * 1024,
+          }),
           version: '1',
           subdomain,
           caller,
