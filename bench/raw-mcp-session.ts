@@ -58,18 +58,19 @@ export class RawMcpSession {
 
   /** One tools/call; throws unless the tool answered without error. */
   async call(name: string): Promise<void> {
-    const answer = await this.#post({
-      jsonrpc: '2.0',
-      id: this.#next++,
-      method: 'tools/call',
-      params: { name, arguments: {} },
-    });
+    await this.request('tools/call', { name, arguments: {} });
+  }
+
+  /** One request; throws unless it answered with a result (not an error, not `isError`). */
+  async request(method: string, params: object): Promise<string> {
+    const answer = await this.#post({ jsonrpc: '2.0', id: this.#next++, method, params });
     if (
       answer.status !== 200 ||
       !answer.text.includes('"result"') ||
       answer.text.includes('"isError":true')
     ) {
-      throw new Error(`tools/call failed: ${answer.status} ${answer.text.slice(0, 200)}`);
+      throw new Error(`${method} failed: ${answer.status} ${answer.text.slice(0, 200)}`);
     }
+    return answer.text;
   }
 }

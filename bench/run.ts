@@ -10,6 +10,7 @@ import { runMcpBench } from './mcp-bench.js';
 import { runManyToolsBench } from './many-tools-bench.js';
 import { runStoreBench } from './store-bench.js';
 import { runMcpLayerBench } from './mcp-layer-bench.js';
+import { runEntriesBench } from './entries-bench.js';
 
 const report = (line: string) => console.log(`  ${line}`);
 console.log(`mcphost bench — node ${process.version}, ${new Date().toISOString()}`);
@@ -25,4 +26,6 @@ console.log('\nMCP over HTTP (control plane, real containers):');
 await runMcpBench(report);
 console.log('\nmany tools (1,000 tools on 100 servers, real control plane and containers):');
 await runManyToolsBench(report);
+console.log('\nprompts, resources, completions (real control plane and containers):');
+await runEntriesBench(report);
 process.exit(0);

@@ -9,7 +9,7 @@
  * sessions, and a changed resource to the sessions subscribed to its URIs.
  */
 import type { ConfigCache } from '../store/index.js';
-import type { ResourceRecord, ServerRecord } from '../store/index.js';
+import { contentBytes, type ResourceRecord, type ServerRecord } from '../store/index.js';
 import { findResourceChanges, type SessionRegistry } from '../mcp/index.js';
 
 interface Seen {
@@ -131,6 +131,7 @@ function resourceListFingerprint(resources: readonly ResourceRecord[]): string {
       r.description,
       r.mimeType,
       r.annotations,
+      contentBytes(r),
     ]),
   );
 }

@@ -19,6 +19,7 @@ import {
   type LoggingLevel,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { isMcphostError, McphostError } from '../errors.js';
 import { requestIdFromHeaders } from '../http/index.js';
 import type { Caller, EntryRunContext, EntryRunner } from '../invocation/index.js';
@@ -29,6 +30,17 @@ import { paginate } from './pagination.js';
 import { toProtocolError } from './protocol-error.js';
 import type { ResourceSubscriptions } from './resource-subscriptions.js';
 import { logForwarder, type HandlerExtra } from './tool-call.js';
+
+/**
+ * `prompts/get` with arguments of any JSON type: the SDK's schema (strings
+ * only) would refuse a number before our check, with -32603 and zod's text;
+ * `checkPromptArguments` answers it as -32602 naming the argument.
+ */
+const LooseGetPromptRequestSchema = GetPromptRequestSchema.extend({
+  params: GetPromptRequestSchema.shape.params.extend({
+    arguments: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
 
 /** What the handlers read of the configuration (the ConfigCache). */
 export interface EntryCatalog {
@@ -92,7 +104,7 @@ export function addEntryHandlers(
         return { prompts: page.items.map(describePrompt), ...cursorOf(page.nextCursor) };
       }),
     );
-    server.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+    server.setRequestHandler(LooseGetPromptRequestSchema, (request, extra) =>
       answer(() =>
         entries.renderPrompt(
           subdomain,

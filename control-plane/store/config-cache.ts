@@ -293,8 +293,14 @@ export class ConfigCache {
   }
 }
 
+/**
+ * Records by name, in code-unit order: the database's `ORDER BY` follows its
+ * collation (ICU puts `a1` before `B1`, SQLite and "C" do not), and list
+ * cursors and "the first template by name" must mean the same everywhere.
+ */
 function byName<T extends { name: string }>(records: T[]): Map<string, T> {
-  return new Map(records.map((record) => [record.name, deepFreeze(record)]));
+  const sorted = [...records].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return new Map(sorted.map((record) => [record.name, deepFreeze(record)]));
 }
 
 function sameEntry(a: CachedServer | undefined, b: CachedServer | undefined): boolean {

@@ -2,9 +2,9 @@
  * The pure parts of prompts, resources and completions (issue 14), without
  * Docker: RFC 6570 templates (every operator, match/expand, percent-decoding,
  * refusals, and linear-time matching of hostile URIs), completion ranking,
- * list pagination, argument checks and one-pass template rendering, what
- * prompt and template code may return, which subscribed URIs a change touches,
- * and the definitions a save refuses.
+ * list pagination, argument checks and one-pass (bounded) template rendering,
+ * what prompt and template code may return, which resource a URI names, which
+ * subscribed URIs a change touches, and the definitions a save refuses.
  */
 import { describe, expect, it } from 'vitest';
 import { isMcphostError } from '../../control-plane/errors.js';
@@ -21,7 +21,11 @@ import {
 import { contentsFromCode } from '../../control-plane/invocation/resource-contents.js';
 import { findResource } from '../../control-plane/invocation/resource-lookup.js';
 import { paginate, PAGE_SIZE } from '../../control-plane/mcp/pagination.js';
-import { findAffectedUris } from '../../control-plane/mcp/resource-updates.js';
+import {
+  MAX_SUBSCRIPTIONS_PER_SESSION,
+  ResourceSubscriptions,
+} from '../../control-plane/mcp/resource-subscriptions.js';
+import { findResourceChanges } from '../../control-plane/mcp/resource-updates.js';
 import {
   MAX_TEMPLATE_VARIABLES,
   parseUriTemplate,
@@ -34,6 +38,7 @@ import {
   type ResourceDefinitionInput,
   type ResourceRecord,
 } from '../../control-plane/store/index.js';
+import { MAX_MATCHED_URI_LENGTH } from '../../control-plane/store/uri-template.js';
 
 /** A saved prompt as the configuration holds it. */
 function promptRecord(definition: PromptDefinitionInput, name = 'summary'): PromptRecord {
@@ -213,14 +218,16 @@ describe('parseUriTemplate', () => {
   it('matches a long hostile URI in linear time (RE2, no backtracking)', () => {
     const adjacent = parseUriTemplate('x://{a}{b}{c}{d}{e}{f}{g}{h}');
     const reserved = parseUriTemplate('x://{+a}{+b}{+c}{+d}{+e}{+f}{+g}{+h}!');
-    // 8000 characters: under the longest URI matched, so the engine really runs.
-    const hostile = `x://${'a'.repeat(7994)}/`;
-    expect(hostile).toHaveLength(7999);
+    // The longest URI still matched, failing only at its last character: the
+    // engine really runs (a backtracking one would try ~n^7 splits).
+    const longest = MAX_MATCHED_URI_LENGTH;
     const started = performance.now();
-    expect(adjacent.match(hostile)).toBeUndefined();
-    expect(reserved.match(`x://${'a'.repeat(7995)}`)).toBeUndefined();
+    expect(adjacent.match(`x://${'a'.repeat(longest - 5)}/`)).toBeUndefined();
+    expect(reserved.match(`x://${'a'.repeat(longest - 4)}`)).toBeUndefined();
+    // 8000 characters: past the longest URI matched, refused without running the engine.
+    expect(adjacent.match(`x://${'a'.repeat(7995)}/`)).toBeUndefined();
     expect(performance.now() - started).toBeLessThan(2000);
-    // And the same templates do match what they should.
+    // And the same templates match what they should, up to the longest URI.
     expect(Object.values({ ...adjacent.match('x://abcdefgh') })).toEqual([
       'a',
       'b',
@@ -231,8 +238,9 @@ describe('parseUriTemplate', () => {
       'g',
       'h',
     ]);
-    // A URI past the longest one matched is refused without running the engine.
-    expect(parseUriTemplate('x://{+a}').match(`x://${'a'.repeat(9000)}`)).toBeUndefined();
+    const everything = parseUriTemplate('x://{+a}');
+    expect(everything.match(`x://${'a'.repeat(longest - 4)}`)?.a).toHaveLength(longest - 4);
+    expect(everything.match(`x://${'a'.repeat(longest - 3)}`)).toBeUndefined();
   });
 });
 
@@ -604,53 +612,81 @@ describe('findResource', () => {
   });
 });
 
-describe('findAffectedUris', () => {
-  const handbook = (version: number, text = `v${version}`) =>
-    resourceRecord('handbook', { uri: 'docs://handbook', text }, version);
+describe('findResourceChanges', () => {
+  const handbook = (version: number, uri = 'docs://handbook') =>
+    resourceRecord('handbook', { uri, text: `v${version}` }, version);
   const weather = (version: number, uriTemplate = 'weather://{city}/today') =>
     resourceRecord('weather', { uriTemplate, code: `return ${version};` }, version);
   const byName = (...records: ResourceRecord[]) => new Map(records.map((r) => [r.name, r]));
 
   it('answers nothing when no resource changed', () => {
     const same = byName(handbook(1), weather(1));
-    expect(findAffectedUris(same, same)).toBeUndefined();
+    expect(findResourceChanges(same, same)).toBeUndefined();
     // Equal versions are unchanged even when the record objects differ (a reload).
     expect(
-      findAffectedUris(byName(handbook(1), weather(1)), byName(handbook(1), weather(1))),
+      findResourceChanges(byName(handbook(1), weather(1)), byName(handbook(1), weather(1))),
     ).toBeUndefined();
   });
 
-  it('accepts a changed static resource’s URI, before and after, and nothing else', () => {
-    const edited = findAffectedUris(
-      byName(handbook(1), weather(1)),
-      byName(handbook(2), weather(1)),
-    )!;
-    expect(edited('docs://handbook')).toBe(true);
-    expect(edited('docs://other')).toBe(false);
-    expect(edited('weather://Paris/today')).toBe(false);
+  it('names what was saved, rolled back, added or deleted, with static URIs before and after', () => {
+    expect(
+      findResourceChanges(byName(handbook(1), weather(1)), byName(handbook(2), weather(1))),
+    ).toEqual({ names: new Set(['handbook']), uris: new Set(['docs://handbook']) });
+    expect(findResourceChanges(byName(handbook(1)), byName(handbook(2, 'docs://moved')))).toEqual({
+      names: new Set(['handbook']),
+      uris: new Set(['docs://handbook', 'docs://moved']),
+    });
+    expect(findResourceChanges(byName(handbook(1), weather(1)), byName(weather(1)))).toEqual({
+      names: new Set(['handbook']),
+      uris: new Set(['docs://handbook']),
+    });
+    expect(findResourceChanges(byName(), byName(handbook(1)))).toEqual({
+      names: new Set(['handbook']),
+      uris: new Set(['docs://handbook']),
+    });
+    expect(findResourceChanges(byName(weather(1)), byName(weather(2, 'weather://{city}')))).toEqual(
+      { names: new Set(['weather']), uris: new Set() },
+    );
+  });
+});
 
-    const moved = findAffectedUris(
-      byName(handbook(1)),
-      byName(resourceRecord('handbook', { uri: 'docs://handbook-v2', text: 'x' }, 2)),
-    )!;
-    expect(moved('docs://handbook')).toBe(true);
-    expect(moved('docs://handbook-v2')).toBe(true);
-
-    const deleted = findAffectedUris(byName(handbook(1)), byName())!;
-    expect(deleted('docs://handbook')).toBe(true);
-    const added = findAffectedUris(byName(), byName(handbook(1)))!;
-    expect(added('docs://handbook')).toBe(true);
+describe('ResourceSubscriptions', () => {
+  it('owes an update to a URI whose serving resource changed, or whose static URI changed', () => {
+    const subscriptions = new ResourceSubscriptions();
+    subscriptions.add('docs://handbook', 'handbook');
+    subscriptions.add('weather://Paris/today', 'weather');
+    subscriptions.add('weather://Oslo/today', 'weather');
+    subscriptions.add('docs://soon', 'catch-all');
+    expect(subscriptions.size).toBe(4);
+    const changes = (names: string[], uris: string[] = []) => ({
+      names: new Set(names),
+      uris: new Set(uris),
+    });
+    expect(subscriptions.affected(changes(['weather']))).toEqual([
+      'weather://Paris/today',
+      'weather://Oslo/today',
+    ]);
+    expect(subscriptions.affected(changes(['handbook'], ['docs://handbook']))).toEqual([
+      'docs://handbook',
+    ]);
+    // A static resource now answering a URI a template served.
+    expect(subscriptions.affected(changes(['soon'], ['docs://soon']))).toEqual(['docs://soon']);
+    expect(subscriptions.affected(changes(['other'], ['docs://other']))).toEqual([]);
+    subscriptions.delete('weather://Oslo/today');
+    expect(subscriptions.affected(changes(['weather']))).toEqual(['weather://Paris/today']);
   });
 
-  it('accepts the URIs a changed template matches, before or after', () => {
-    const changed = findAffectedUris(
-      byName(handbook(1), weather(1)),
-      byName(handbook(1), weather(2, 'weather://{city}/tomorrow')),
-    )!;
-    expect(changed('weather://Paris/today')).toBe(true);
-    expect(changed('weather://S%C3%A3o%20Paulo/tomorrow')).toBe(true);
-    expect(changed('weather://Paris/yesterday')).toBe(false);
-    expect(changed('docs://handbook')).toBe(false);
+  it('holds at most 1000 URIs; one it holds already is no new one', () => {
+    const subscriptions = new ResourceSubscriptions();
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_SESSION; i++) subscriptions.add(`d://${i}`, 'd');
+    expect(codeThrown(() => subscriptions.add('d://new', 'd'))).toBe('ERR_VALIDATION');
+    subscriptions.add('d://0', 'other');
+    expect(subscriptions.affected({ names: new Set(['other']), uris: new Set() })).toEqual([
+      'd://0',
+    ]);
+    subscriptions.delete('d://1');
+    subscriptions.add('d://new', 'd');
+    expect(subscriptions.size).toBe(MAX_SUBSCRIPTIONS_PER_SESSION);
   });
 });
 

@@ -122,6 +122,15 @@ beforeAll(async () => {
     201,
   );
   await put(
+    `${ENTRIES}/prompts/echo`,
+    {
+      description: 'Repeats a word',
+      arguments: [{ name: 'word', required: true }],
+      messages: [{ role: 'user', content: { type: 'text', text: '{{word}} '.repeat(100) } }],
+    },
+    201,
+  );
+  await put(
     `${ENTRIES}/prompts/greeting`,
     {
       description: 'Greets someone',
@@ -242,7 +251,8 @@ beforeAll(async () => {
     `${ENTRIES}/resources/inline`,
     {
       uriTemplate: 'inline://{name}',
-      code: "return sdk.content.resource({ mimeType: 'text/csv', text: 'x,y' });",
+      // An embedded resource block is answered as it is, under the URI it names.
+      code: "return sdk.content.resource({ uri: 'inline://' + params.name + '.csv', mimeType: 'text/csv', text: 'x,y' });",
     },
     201,
   );
@@ -326,6 +336,7 @@ describe('prompts', () => {
     const listed = await client.listPrompts();
     expect(listed.nextCursor).toBeUndefined();
     expect(listed.prompts.map((p) => p.name)).toEqual([
+      'echo',
       'endless',
       'greeting',
       'grumpy',
@@ -436,6 +447,18 @@ describe('prompts', () => {
       data: { code: 'ERR_INVALID_ARGUMENT' },
     });
     expect(notString.message).toContain('city');
+  });
+
+  it('refuses a template render past TOOL_MAX_RESULT_BYTES (placeholders multiply an argument)', async () => {
+    const { client } = await connect('entries');
+    const small = await client.getPrompt({ name: 'echo', arguments: { word: 'hi' } });
+    expect(small.messages[0]!.content).toEqual({ type: 'text', text: 'hi '.repeat(100) });
+    // 100 × 11 000 characters: 1.1 M, past the default 1 MiB.
+    const failed = await rpcError(
+      client.getPrompt({ name: 'echo', arguments: { word: 'x'.repeat(11_000) } }),
+    );
+    expect(failed.data).toMatchObject({ code: 'ERR_RESULT_TOO_LARGE' });
+    expect(failed.message).toContain('TOOL_MAX_RESULT_BYTES');
   });
 
   it('runs a code prompt returning a string, its console lines sent as log messages', async () => {
@@ -576,10 +599,10 @@ describe('resources', () => {
     });
   }, 60_000);
 
-  it('gives an embedded resource without a uri the URI read', async () => {
+  it('answers an embedded resource block as the code built it', async () => {
     const { client } = await connect('entries');
     expect(await client.readResource({ uri: 'inline://sheet' })).toEqual({
-      contents: [{ uri: 'inline://sheet', mimeType: 'text/csv', text: 'x,y' }],
+      contents: [{ uri: 'inline://sheet.csv', mimeType: 'text/csv', text: 'x,y' }],
     });
   }, 60_000);
 
