@@ -80,7 +80,7 @@ export async function runMcpLayerBench(report: (line: string) => void): Promise<
       createHostedMcpServer({
         catalog,
         invoker,
-        entries: new EntryRunner({ catalog, invoker, maxRenderedCharacters: 1024 * 1024 }),
+        entries: new EntryRunner({ catalog, invoker, maxRenderedBytes: 1024 * 1024 }),
         version: 'bench',
         subdomain,
         caller,

@@ -303,7 +303,7 @@ export const CONFIG_TABLE = {
   ),
   toolMaxResultBytes: entry(
     'TOOL_MAX_RESULT_BYTES',
-    'largest serialised tool result, in bytes',
+    "largest serialised tool result, in bytes; also the largest static resource's contents and rendered prompt template",
     positiveInt,
     String(1024 * 1024),
   ),
@@ -399,9 +399,9 @@ export const CONFIG_TABLE = {
     z.coerce.number().int().min(1024),
     String(4 * 1024 * 1024),
   ),
-  serverResourceMaxBytes: entry(
-    'SERVER_RESOURCE_MAX_BYTES',
-    "largest total of one server's static resource contents (text and blobs), in bytes; every replica keeps them in memory",
+  serverEntriesMaxBytes: entry(
+    'SERVER_ENTRIES_MAX_BYTES',
+    "largest total of one server's prompts and resources as stored (definitions, static contents included), in bytes; every replica keeps them in memory",
     nonNegativeInt,
     String(16 * 1024 * 1024),
   ),

@@ -78,7 +78,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       invocationRetention: config.invocationRetention,
       invocationRowMaxBytes: config.invocationRowMaxBytes,
       invocationPageMaxBytes: config.invocationPageMaxBytes,
-      serverResourceMaxBytes: config.serverResourceMaxBytes,
+      serverEntriesMaxBytes: config.serverEntriesMaxBytes,
+      staticResourceMaxBytes: config.toolMaxResultBytes,
       log: (message) => log.info({ component: 'store' }, message),
     });
     closers.push(() => store.close());
@@ -164,7 +165,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const entries = new EntryRunner({
       catalog: cache,
       invoker,
-      maxRenderedCharacters: config.toolMaxResultBytes,
+      maxRenderedBytes: config.toolMaxResultBytes,
     });
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
@@ -218,7 +219,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         config.rateLimitPerMinute === 0
           ? null
           : { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst },
-      takeRate: (subdomain, quotaKey, limit) => rateLimiter.take(subdomain, quotaKey, limit),
+      takeRate: (subdomain, quotaKey, limit, count) =>
+        rateLimiter.take(subdomain, quotaKey, limit, count),
       onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
     const adminContext: AdminContext = {

@@ -49,8 +49,8 @@ export type CompletionReference =
 export interface EntryRunnerPorts {
   catalog: EntryCatalog;
   invoker: { invoke(request: InvokeRequest): Promise<InvokeResult> };
-  /** Largest rendered template, in characters (TOOL_MAX_RESULT_BYTES: a render is a result). */
-  maxRenderedCharacters: number;
+  /** Largest rendered template, in bytes (TOOL_MAX_RESULT_BYTES: a render is a result). */
+  maxRenderedBytes: number;
 }
 
 const CodeCompletion = z.union([
@@ -82,7 +82,7 @@ export class EntryRunner {
     const described = prompt.description ? { description: prompt.description } : {};
     if (prompt.messages !== undefined) {
       const template = prompt as PromptRecord & { messages: PromptMessage[] };
-      const messages = renderTemplate(template, values, this.#ports.maxRenderedCharacters);
+      const messages = renderTemplate(template, values, this.#ports.maxRenderedBytes);
       return { ...described, messages };
     }
     const result = await this.#run(
@@ -174,7 +174,12 @@ export class EntryRunner {
         `No resource template ${ref.uri.slice(0, 512)} on this server`,
       );
     }
-    return { owner: template, source: template.complete?.[argument] };
+    // Own keys only: `constructor` or `__proto__` must not find Object's.
+    const complete = template.complete ?? {};
+    return {
+      owner: template,
+      source: Object.hasOwn(complete, argument) ? complete[argument] : undefined,
+    };
   }
 
   /** Runs entry code as a tool call; a failure is thrown as its McphostError. */

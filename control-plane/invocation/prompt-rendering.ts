@@ -45,40 +45,82 @@ export function checkPromptArguments(
   return values;
 }
 
+/** A templated text split once into literals and placeholder names (odd indexes). */
+type SplitText = string[];
+
+interface SplitTemplate {
+  /** Per message, its templated texts (text; or an embedded resource's uri, then text). */
+  texts: SplitText[][];
+  /** UTF-8 bytes of every literal part. */
+  literalBytes: number;
+  /** How often each argument appears. */
+  uses: Map<string, number>;
+}
+
+const splitTemplates = new WeakMap<PromptRecord, SplitTemplate>();
+
+/** The template split at its placeholders, once per saved record (renders then cost no scan). */
+function splitTemplate(prompt: PromptRecord & { messages: PromptMessage[] }): SplitTemplate {
+  let split = splitTemplates.get(prompt);
+  if (!split) {
+    const uses = new Map<string, number>();
+    let literalBytes = 0;
+    const texts = prompt.messages.map((message) =>
+      templatedTexts(message).map((text) => {
+        // split() with a capturing group keeps the names at the odd indexes.
+        const parts = text.split(PLACEHOLDER);
+        parts.forEach((part, index) => {
+          if (index % 2 === 0) literalBytes += Buffer.byteLength(part, 'utf8');
+          else uses.set(part, (uses.get(part) ?? 0) + 1);
+        });
+        return parts;
+      }),
+    );
+    split = { texts, literalBytes, uses };
+    splitTemplates.set(prompt, split);
+  }
+  return split;
+}
+
+function fill(parts: SplitText, values: Record<string, string>): string {
+  let text = '';
+  for (let index = 0; index < parts.length; index++) {
+    text += index % 2 === 0 ? parts[index] : (values[parts[index]!] ?? '');
+  }
+  return text;
+}
+
 /**
  * A template's messages with every placeholder replaced, in one pass (values
- * are not re-read). The rendered size is worked out first: a template with
- * many placeholders multiplies what a client sends, so a render larger than
- * a tool's result may be (`maxCharacters`) is refused before it is built.
+ * are not re-read). The rendered size is worked out first, from the split
+ * template: a template with many placeholders multiplies what a client
+ * sends, so a render larger than a tool's result may be (`maxBytes`) is
+ * refused before it is built.
  */
 export function renderTemplate(
   prompt: PromptRecord & { messages: PromptMessage[] },
   values: Record<string, string>,
-  maxCharacters: number,
+  maxBytes: number,
 ): Messages {
-  let size = 0;
-  for (const message of prompt.messages) {
-    for (const text of templatedTexts(message)) {
-      size += text.length;
-      for (const [placeholder, name] of text.matchAll(PLACEHOLDER)) {
-        size += (values[name!]?.length ?? 0) - placeholder.length;
-      }
-    }
+  const { texts, literalBytes, uses } = splitTemplate(prompt);
+  let size = literalBytes;
+  for (const [name, count] of uses) {
+    size += count * Buffer.byteLength(values[name] ?? '', 'utf8');
   }
-  if (size > maxCharacters) {
+  if (size > maxBytes) {
     throw new McphostError(
       'ERR_RESULT_TOO_LARGE',
-      `prompt "${prompt.name}" would render ${size} characters of text with these arguments, more than ${maxCharacters} (TOOL_MAX_RESULT_BYTES)`,
+      `prompt "${prompt.name}" would render ${size} bytes of text with these arguments, more than ${maxBytes} (TOOL_MAX_RESULT_BYTES)`,
     );
   }
-  const fill = (text: string) => text.replace(PLACEHOLDER, (_, name: string) => values[name] ?? '');
   return prompt.messages.map((message, index) => {
     const { content } = message;
+    const [first, second] = texts[index]!;
     if (content.type === 'text') {
-      return { role: message.role, content: { type: 'text', text: fill(content.text) } };
+      return { role: message.role, content: { type: 'text', text: fill(first!, values) } };
     }
     if (content.type !== 'resource') return { role: message.role, content };
-    const uri = fill(content.resource.uri);
+    const uri = fill(first!, values);
     if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri)) {
       throw invalid(
         `message ${index + 1} of prompt "${prompt.name}" embeds a resource whose uri is not an absolute URI once its arguments are in: ${JSON.stringify(uri.slice(0, 200))}`,
@@ -86,7 +128,7 @@ export function renderTemplate(
     }
     const resource =
       'text' in content.resource
-        ? { ...content.resource, uri, text: fill(content.resource.text) }
+        ? { ...content.resource, uri, text: fill(second!, values) }
         : { ...content.resource, uri };
     return { role: message.role, content: { type: 'resource', resource } };
   });

@@ -1,9 +1,8 @@
 /**
  * Which resource of a server a URI names: a static resource with that URI,
  * else the first template (by name) that matches it. Templates are parsed
- * once per saved record; a template whose literal head (the text before its
- * first `{`) the URI does not start with is skipped before RE2 runs, so a
- * read costs a string comparison per unrelated template.
+ * once per saved record; matching one is a few `indexOf`s (uri-template.ts),
+ * and a server holds at most MAX_TEMPLATES_PER_SERVER of them.
  */
 import type { ResourceRecord, UriTemplate } from '../store/index.js';
 import { parseUriTemplate } from '../store/index.js';
@@ -14,30 +13,16 @@ export interface ResourceMatch {
   variables?: Record<string, string>;
 }
 
-interface ParsedTemplate {
-  template: UriTemplate;
-  head: string;
-}
-
-const parsed = new WeakMap<ResourceRecord, ParsedTemplate>();
+const parsed = new WeakMap<ResourceRecord, UriTemplate>();
 
 /** The parsed template of a template resource (cached per record). */
 export function templateOf(resource: ResourceRecord & { uriTemplate: string }): UriTemplate {
-  return parsedTemplate(resource).template;
-}
-
-function parsedTemplate(resource: ResourceRecord & { uriTemplate: string }): ParsedTemplate {
-  let entry = parsed.get(resource);
-  if (!entry) {
-    const { uriTemplate } = resource;
-    const brace = uriTemplate.indexOf('{');
-    entry = {
-      template: parseUriTemplate(uriTemplate),
-      head: brace === -1 ? uriTemplate : uriTemplate.slice(0, brace),
-    };
-    parsed.set(resource, entry);
+  let template = parsed.get(resource);
+  if (!template) {
+    template = parseUriTemplate(resource.uriTemplate);
+    parsed.set(resource, template);
   }
-  return entry;
+  return template;
 }
 
 /**
@@ -55,9 +40,7 @@ export function findResource(
   }
   for (const resource of candidates) {
     if (!isTemplate(resource)) continue;
-    const { template, head } = parsedTemplate(resource);
-    if (!uri.startsWith(head)) continue;
-    const variables = template.match(uri);
+    const variables = templateOf(resource).match(uri);
     if (variables) return { resource, variables };
   }
   return undefined;

@@ -29,8 +29,8 @@ export interface HostedSideOptions {
   onAuthFailure(reason: string): void;
   /** Limit of servers without their own `rateLimit`; null = unlimited. */
   defaultRateLimit: RateLimit | null;
-  /** Takes one request of a caller from its bucket (see RateLimiter.take). */
-  takeRate(subdomain: string, quotaKey: string, limit: RateLimit): RateDecision;
+  /** Takes requests of a caller from its bucket (see RateLimiter.take). */
+  takeRate(subdomain: string, quotaKey: string, limit: RateLimit, count?: number): RateDecision;
   /** Counts a request refused on `/mcp` before the endpoint (`reason`: origin, rate). */
   onRefused(subdomain: string, reason: 'origin' | 'rate'): void;
 }
@@ -128,16 +128,29 @@ export function createHostedSide(options: HostedSideOptions) {
     if (limit && !decision.allowed) {
       options.onRefused(subdomain, 'rate');
       req.resume();
-      sendJsonRpcError(
-        res,
-        new McphostError(
-          'ERR_RATE_LIMITED',
-          `Too many requests: this caller may make ${limit.perMinute} requests a minute to this server; retry after ${decision.retryAfterSeconds} s`,
-        ),
-        { 'retry-after': String(decision.retryAfterSeconds) },
-      );
+      sendJsonRpcError(res, rateLimited(limit, decision.retryAfterSeconds), {
+        'retry-after': String(decision.retryAfterSeconds),
+      });
       return;
     }
-    await options.endpoint.handle(req, res, subdomain, caller, quotaKey);
+    // One token was taken for the POST; a batch pays for each further request it holds,
+    // before any of them is answered.
+    const chargeBatch = (requests: number) => {
+      if (!limit || requests <= 1) return;
+      const more = options.takeRate(subdomain, quotaKey, limit, requests - 1);
+      if (!more.allowed) {
+        options.onRefused(subdomain, 'rate');
+        throw rateLimited(limit, more.retryAfterSeconds);
+      }
+    };
+    await options.endpoint.handle(req, res, subdomain, caller, quotaKey, chargeBatch);
   };
+}
+
+function rateLimited(limit: RateLimit, retryAfterSeconds: number): McphostError {
+  return new McphostError(
+    'ERR_RATE_LIMITED',
+    `Too many requests: this caller may make ${limit.perMinute} requests a minute to this server; retry after ${retryAfterSeconds} s`,
+    { details: { retryAfterSeconds } },
+  );
 }

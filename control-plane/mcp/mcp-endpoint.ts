@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import { sendJsonRpcError } from '../http/index.js';
 import type { Caller } from '../invocation/index.js';
@@ -48,6 +48,7 @@ interface McpRequest {
   caller: Caller;
   /** Whom quotas count the request against (see caller-identity.ts). */
   quotaKey: string;
+  chargeBatch(requests: number): void;
 }
 
 /** A session as the endpoint keeps it: registry entry and its transport. */
@@ -62,19 +63,25 @@ export class McpEndpoint {
     this.#options = options;
   }
 
+  /**
+   * Answers one request to `/mcp`. `chargeBatch(requests)` is told how many
+   * JSON-RPC requests a POST holds before any is answered, and throws
+   * (ERR_RATE_LIMITED) when the caller may not make that many.
+   */
   async handle(
     req: IncomingMessage,
     res: ServerResponse,
     subdomain: string,
     caller: Caller,
     quotaKey: string,
+    chargeBatch: (requests: number) => void = () => undefined,
   ): Promise<void> {
     try {
-      await this.#route({ req, res, subdomain, caller, quotaKey });
+      await this.#route({ req, res, subdomain, caller, quotaKey, chargeBatch });
     } catch (error) {
       if (!isMcphostError(error) || res.headersSent) throw error;
       req.resume();
-      sendJsonRpcError(res, error, error.code === 'ERR_METHOD_NOT_ALLOWED' ? ALLOW : {});
+      sendJsonRpcError(res, error, headersOf(error));
     }
   }
 
@@ -106,6 +113,7 @@ export class McpEndpoint {
       return;
     }
     const post = await readPost(req, this.#options.maxBodyBytes);
+    request.chargeBatch(post.messages.filter(isJSONRPCRequest).length);
     // Until its response ends, the session is answering a request (a call may be
     // running): it is neither evicted nor swept. Counted once the body is in, so
     // a body that never finishes arriving does not pin the session.
@@ -203,3 +211,12 @@ export class McpEndpoint {
 }
 
 const ALLOW = { allow: 'GET, POST, DELETE' };
+
+/** Headers an error answer carries: Allow for a wrong method, Retry-After for a refused batch. */
+function headersOf(error: McphostError): Record<string, string> {
+  if (error.code === 'ERR_METHOD_NOT_ALLOWED') return ALLOW;
+  const retry = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+  return error.code === 'ERR_RATE_LIMITED' && typeof retry === 'number'
+    ? { 'retry-after': String(retry) }
+    : {};
+}

@@ -43,8 +43,12 @@ export class RateLimiter {
     if (!(this.#maxBuckets > 0)) throw new TypeError('RateLimiter: maxBuckets must be positive');
   }
 
-  /** Takes one request of `quotaKey` on `subdomain` from its bucket under `limit`. */
-  take(subdomain: string, quotaKey: string, limit: RateLimit): RateDecision {
+  /**
+   * Takes `count` requests of `quotaKey` on `subdomain` from its bucket under
+   * `limit` (a batch is several); at most the bucket's capacity, or a batch
+   * larger than the burst could never pass.
+   */
+  take(subdomain: string, quotaKey: string, limit: RateLimit, count = 1): RateDecision {
     const share = Math.max(1, this.#share());
     const perMs = limit.perMinute / share / MS_PER_MINUTE;
     // A share of the burst, but at least one request, or a small burst would refuse everything.
@@ -67,13 +71,14 @@ export class RateLimiter {
       }
     }
     this.#buckets.set(key, bucket);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    const cost = Math.min(Math.max(1, count), capacity);
+    if (bucket.tokens >= cost) {
+      bucket.tokens -= cost;
       return { allowed: true };
     }
     return {
       allowed: false,
-      retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)),
+      retryAfterSeconds: Math.max(1, Math.ceil((cost - bucket.tokens) / perMs / 1000)),
     };
   }
 

@@ -7,29 +7,39 @@
 import { McphostError } from '../errors.js';
 import type { ResourceChanges } from './resource-updates.js';
 
-/** The most URIs one session may subscribe to. */
-export const MAX_SUBSCRIPTIONS_PER_SESSION = 1000;
+/** The most URIs one session may subscribe to, and their total length. */
+export const MAX_SUBSCRIPTIONS_PER_SESSION = 100;
+export const MAX_SUBSCRIBED_CHARACTERS = 64 * 1024;
 
 export class ResourceSubscriptions {
   /** URI → name of the resource (static or template) that served it when subscribed. */
   readonly #uris = new Map<string, string>();
+  #characters = 0;
 
   get size(): number {
     return this.#uris.size;
   }
 
   add(uri: string, resource: string): void {
-    if (!this.#uris.has(uri) && this.#uris.size >= MAX_SUBSCRIPTIONS_PER_SESSION) {
+    if (this.#uris.has(uri)) {
+      this.#uris.set(uri, resource);
+      return;
+    }
+    if (
+      this.#uris.size >= MAX_SUBSCRIPTIONS_PER_SESSION ||
+      this.#characters + uri.length > MAX_SUBSCRIBED_CHARACTERS
+    ) {
       throw new McphostError(
         'ERR_VALIDATION',
-        `a session subscribes to at most ${MAX_SUBSCRIPTIONS_PER_SESSION} resources; unsubscribe from one first`,
+        `a session subscribes to at most ${MAX_SUBSCRIPTIONS_PER_SESSION} resources of ${MAX_SUBSCRIBED_CHARACTERS} characters of URIs in all; unsubscribe from one first`,
       );
     }
     this.#uris.set(uri, resource);
+    this.#characters += uri.length;
   }
 
   delete(uri: string): void {
-    this.#uris.delete(uri);
+    if (this.#uris.delete(uri)) this.#characters -= uri.length;
   }
 
   /** The subscribed URIs a change touched. */

@@ -113,8 +113,12 @@ export interface ServerEntriesTable {
   name: string;
   /** JSON of the validated definition. */
   definition: string;
-  /** Bytes of a static resource's contents; 0 otherwise. */
-  content_bytes: Generated<number>;
+  /** UTF-8 bytes of `definition` (a server's total is bounded). */
+  stored_bytes: number;
+  /** A static resource's uri; null otherwise. */
+  uri: string | null;
+  /** A resource template's uriTemplate; null otherwise. */
+  uri_template: string | null;
   version: number;
   created_at: string;
   updated_at: string;

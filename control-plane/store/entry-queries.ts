@@ -197,13 +197,20 @@ async function saveDefinition<K extends EntryKind>(
     // Concurrent saves of one entry on PostgreSQL queue here instead of colliding on the version.
     .$if(context.dialect === 'postgres', (query) => query.forUpdate())
     .executeTakeFirst();
-  const bytes = kind === 'resource' ? contentBytes(definition as ResourceDefinition) : 0;
-  await checkServerBounds(context, trx, kind, target, existing?.id, bytes, definition);
+  const json = JSON.stringify(definition);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  const resource = kind === 'resource' ? (definition as ResourceDefinition) : undefined;
+  const columns = {
+    definition: json,
+    stored_bytes: bytes,
+    uri: resource?.uri ?? null,
+    uri_template: resource?.uriTemplate ?? null,
+  };
+  await checkServerBounds(context, trx, kind, target, existing?.id, bytes, resource);
 
   const id = existing?.id ?? randomUUID();
   const version = (existing?.version ?? 0) + 1;
   const createdAt = existing?.created_at ?? now;
-  const json = JSON.stringify(definition);
   if (existing === undefined) {
     await trx
       .insertInto('server_entries')
@@ -212,8 +219,7 @@ async function saveDefinition<K extends EntryKind>(
         server_id: target.serverId,
         kind,
         name: target.name,
-        definition: json,
-        content_bytes: bytes,
+        ...columns,
         version,
         created_at: now,
         updated_at: now,
@@ -222,7 +228,7 @@ async function saveDefinition<K extends EntryKind>(
   } else {
     await trx
       .updateTable('server_entries')
-      .set({ definition: json, content_bytes: bytes, version, updated_at: now })
+      .set({ ...columns, version, updated_at: now })
       .where('id', '=', id)
       .execute();
   }
@@ -242,66 +248,85 @@ async function saveDefinition<K extends EntryKind>(
 
 /**
  * What one entry's save must not break on its server: at most
- * MAX_ENTRIES_PER_KIND entries of a kind, static resource contents within
- * the server's byte budget (every replica holds them in memory), at most
- * MAX_TEMPLATES_PER_SERVER templates, and one resource per URI or template.
+ * MAX_ENTRIES_PER_KIND entries of a kind and MAX_TEMPLATES_PER_SERVER
+ * templates, the server's prompts and resources within its byte budget
+ * (every replica holds them in memory), a static resource's contents within
+ * what one read may answer, and one resource per URI or template. On
+ * PostgreSQL the server's row is locked first, so two saves of different
+ * entries cannot both pass the checks and together break them.
  */
-async function checkServerBounds<K extends EntryKind>(
+async function checkServerBounds(
   context: StoreContext,
   trx: Transaction<StoreDatabase>,
-  kind: K,
+  kind: EntryKind,
   target: { serverId: string; name: string },
   existingId: string | undefined,
   bytes: number,
-  definition: EntryDefinitions[K],
+  resource: ResourceDefinition | undefined,
 ): Promise<void> {
   const { plural } = ENTRY_SPECS[kind];
+  if (context.dialect === 'postgres') {
+    await trx
+      .selectFrom('servers')
+      .select('id')
+      .where('id', '=', target.serverId)
+      .forUpdate()
+      .execute();
+  }
   const others = trx
     .selectFrom('server_entries')
     .where('server_id', '=', target.serverId)
-    .where('kind', '=', kind)
     .$if(existingId !== undefined, (query) => query.where('id', '!=', existingId!));
   const totals = await others
     .select((eb) => [
       eb.fn.countAll<number>().as('count'),
-      eb.fn.sum<number>('content_bytes').as('bytes'),
+      eb.fn.sum<number>('stored_bytes').as('bytes'),
+      eb.fn.count<number>(eb.case().when('kind', '=', kind).then(1).end()).as('sameKind'),
+      eb.fn.count<number>('uri_template').as('templates'),
     ])
     .executeTakeFirstOrThrow();
-  if (Number(totals.count) >= MAX_ENTRIES_PER_KIND) {
+  if (Number(totals.sameKind) >= MAX_ENTRIES_PER_KIND) {
     throw new McphostError(
       'ERR_VALIDATION',
       `a server holds at most ${MAX_ENTRIES_PER_KIND} ${plural}; delete one first`,
     );
   }
-  const limit = context.serverResourceMaxBytes;
-  if (bytes > 0 && Number(totals.bytes ?? 0) + bytes > limit) {
+  const limit = context.serverEntriesMaxBytes;
+  const stored = Number(totals.bytes ?? 0);
+  if (stored + bytes > limit) {
     throw new McphostError(
       'ERR_VALIDATION',
-      `the static resources of a server hold at most ${limit} bytes (SERVER_RESOURCE_MAX_BYTES); this one has ${bytes} and the others ${Number(totals.bytes ?? 0)}`,
+      `the prompts and resources of a server hold at most ${limit} bytes (SERVER_ENTRIES_MAX_BYTES); this one takes ${bytes} and the others ${stored}`,
     );
   }
-  if (kind !== 'resource') return;
-  const { uri, uriTemplate } = definition as ResourceDefinition;
-  const rows = await others.select(['name', 'definition']).execute();
-  const resources = rows.map((row) => ({
-    name: row.name,
-    ...(JSON.parse(row.definition) as ResourceDefinition),
-  }));
-  const templates = resources.filter((other) => other.uriTemplate !== undefined).length;
-  if (uriTemplate !== undefined && templates >= MAX_TEMPLATES_PER_SERVER) {
+  if (resource === undefined) return;
+  const contents = contentBytes(resource);
+  if (contents > context.staticResourceMaxBytes) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `a static resource holds at most ${context.staticResourceMaxBytes} bytes (TOOL_MAX_RESULT_BYTES: what one read may answer); this one has ${contents}`,
+    );
+  }
+  if (resource.uriTemplate !== undefined && Number(totals.templates) >= MAX_TEMPLATES_PER_SERVER) {
     throw new McphostError(
       'ERR_VALIDATION',
       `a server holds at most ${MAX_TEMPLATES_PER_SERVER} resource templates; delete one first`,
     );
   }
-  for (const other of resources) {
-    const sameUri = uri !== undefined && other.uri === uri;
-    if (sameUri || (uriTemplate !== undefined && other.uriTemplate === uriTemplate)) {
-      throw new McphostError(
-        'ERR_CONFLICT',
-        `resource "${other.name}" of this server already has ${sameUri ? `the uri ${uri}` : `the uriTemplate ${uriTemplate}`}`,
-      );
-    }
+  const clash = await others
+    .select(['name', 'uri'])
+    .where('kind', '=', 'resource')
+    .where((eb) =>
+      resource.uri !== undefined
+        ? eb('uri', '=', resource.uri)
+        : eb('uri_template', '=', resource.uriTemplate!),
+    )
+    .executeTakeFirst();
+  if (clash !== undefined) {
+    throw new McphostError(
+      'ERR_CONFLICT',
+      `resource "${clash.name}" of this server already has ${resource.uri !== undefined ? `the uri ${resource.uri}` : `the uriTemplate ${resource.uriTemplate}`}`,
+    );
   }
 }
 

@@ -57,6 +57,10 @@ export const promptMessageSchema = z.strictObject({
 });
 export type PromptMessage = z.infer<typeof promptMessageSchema>;
 
+/** The most text (in characters) and placeholders one template may hold. */
+export const MAX_TEMPLATE_CHARACTERS = 1_048_576;
+export const MAX_PLACEHOLDERS = 1000;
+
 /** `{{ name }}`: a placeholder of a template. */
 export const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
@@ -92,9 +96,13 @@ export const promptDefinitionSchema = z
       }
       declared.add(argument.name);
     });
+    let characters = 0;
+    let placeholders = 0;
     definition.messages?.forEach((message, index) => {
       for (const text of templatedTexts(message)) {
+        characters += text.length;
         for (const [, name] of text.matchAll(PLACEHOLDER)) {
+          placeholders += 1;
           if (!declared.has(name!)) {
             context.addIssue({
               code: 'custom',
@@ -105,6 +113,14 @@ export const promptDefinitionSchema = z
         }
       }
     });
+    // Every render walks the template: its size and its placeholders are bounded.
+    if (characters > MAX_TEMPLATE_CHARACTERS || placeholders > MAX_PLACEHOLDERS) {
+      context.addIssue({
+        code: 'custom',
+        path: ['messages'],
+        message: `a template holds at most ${MAX_TEMPLATE_CHARACTERS} characters of text and ${MAX_PLACEHOLDERS} placeholders (this one ${characters} and ${placeholders})`,
+      });
+    }
   });
 export type PromptDefinitionInput = z.input<typeof promptDefinitionSchema>;
 export type PromptDefinition = z.output<typeof promptDefinitionSchema>;

@@ -30,8 +30,10 @@ export interface StoreContext {
   readonly invocationRowMaxBytes: number;
   /** Largest total of log lines in one listed page of invocations, in bytes. */
   readonly invocationPageMaxBytes: number;
-  /** Largest total of one server's static resource contents, in bytes. */
-  readonly serverResourceMaxBytes: number;
+  /** Largest total of one server's prompts and resources as stored, in bytes. */
+  readonly serverEntriesMaxBytes: number;
+  /** Largest contents of one static resource, in bytes (what one read answers). */
+  readonly staticResourceMaxBytes: number;
 }
 
 /** Runs a read, mapping driver failures to ERR_STORE. */

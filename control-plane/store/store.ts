@@ -49,8 +49,10 @@ export interface StoreOptions {
   invocationPageMaxBytes?: number;
   /** Receives operational messages; default: none. */
   log?: (message: string) => void;
-  /** Largest total of one server's static resource contents, in bytes; default 16 MiB. */
-  serverResourceMaxBytes?: number;
+  /** Largest total of one server's prompts and resources as stored, in bytes; default 16 MiB. */
+  serverEntriesMaxBytes?: number;
+  /** Largest contents of one static resource, in bytes; default 1 MiB. */
+  staticResourceMaxBytes?: number;
   /** PostgreSQL NOTIFY channel shared by replicas; default `mcphost_config_changed`. */
   changeChannel?: string;
   /** Clock for record timestamps; default `() => new Date()`. */
@@ -71,11 +73,16 @@ const optionsSchema = z.object({
     .int()
     .min(1024)
     .default(4 * 1024 * 1024),
-  serverResourceMaxBytes: z
+  serverEntriesMaxBytes: z
     .number()
     .int()
     .min(0)
     .default(16 * 1024 * 1024),
+  staticResourceMaxBytes: z
+    .number()
+    .int()
+    .min(1)
+    .default(1024 * 1024),
   changeChannel: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/)
@@ -212,7 +219,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     invocationRetention: parsed.data.invocationRetention,
     invocationRowMaxBytes: parsed.data.invocationRowMaxBytes,
     invocationPageMaxBytes: parsed.data.invocationPageMaxBytes,
-    serverResourceMaxBytes: parsed.data.serverResourceMaxBytes,
+    serverEntriesMaxBytes: parsed.data.serverEntriesMaxBytes,
+    staticResourceMaxBytes: parsed.data.staticResourceMaxBytes,
   };
 
   let closed: Promise<void> | undefined;

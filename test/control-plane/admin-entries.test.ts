@@ -322,20 +322,33 @@ describe('resources', () => {
   });
 });
 
-it('bounds the static contents of a server by SERVER_RESOURCE_MAX_BYTES', async () => {
+it('bounds what a server stores by SERVER_ENTRIES_MAX_BYTES, and one static resource by TOOL_MAX_RESULT_BYTES', async () => {
   const small = await startTestControlPlane({
-    SERVER_RESOURCE_MAX_BYTES: '1000',
+    SERVER_ENTRIES_MAX_BYTES: '1500',
+    TOOL_MAX_RESULT_BYTES: '900',
     GENERIC_POOL_SIZE: '0',
     POOL_MIN_WARM: '0',
   });
   try {
     expect((await small.admin('POST', '/api/servers', { subdomain: 'tight' })).status).toBe(201);
     const path = '/api/servers/tight/resources';
+    const tooBig = await small.admin('PUT', `${path}/huge`, {
+      uri: 'a://huge',
+      text: 'h'.repeat(901),
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.message).toContain('TOOL_MAX_RESULT_BYTES');
     const first = await small.admin('PUT', `${path}/one`, {
       uri: 'a://one',
       text: 'x'.repeat(600),
     });
     expect(first.status).toBe(201);
+    // Prompts count too: the budget is what the server stores.
+    const prompt = await small.admin('PUT', '/api/servers/tight/prompts/long', {
+      description: 'd'.repeat(600),
+      messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }],
+    });
+    expect(prompt.status).toBe(201);
     const second = await small.admin('PUT', `${path}/two`, {
       uri: 'a://two',
       text: 'y'.repeat(600),
@@ -343,13 +356,13 @@ it('bounds the static contents of a server by SERVER_RESOURCE_MAX_BYTES', async 
     expect(second.status).toBe(400);
     expect(second.body.error).toMatchObject({
       code: 'ERR_VALIDATION',
-      message: expect.stringContaining('SERVER_RESOURCE_MAX_BYTES'),
+      message: expect.stringContaining('SERVER_ENTRIES_MAX_BYTES'),
     });
     expect((await small.admin('GET', `${path}/two`)).status).toBe(404);
     // A replacement counts its own new size, not its old one beside it.
     const grown = await small.admin('PUT', `${path}/one`, {
       uri: 'a://one',
-      text: 'z'.repeat(1000),
+      text: 'z'.repeat(700),
     });
     expect(grown.status).toBe(200);
   } finally {

@@ -848,18 +848,31 @@ describe('subscriptions and list changes', () => {
     expect(promptChanges).toBe(1);
   });
 
-  it('holds at most 1000 subscriptions per session', async () => {
+  it('holds at most 100 subscriptions, and 64 KiB of URIs, per session', async () => {
     const { client } = await connect('live');
-    for (let day = 0; day < 1000; day++) {
+    for (let day = 0; day < 100; day++) {
       await client.subscribeResource({ uri: `daily://d${day}` });
     }
-    const refused = await rpcError(client.subscribeResource({ uri: 'daily://d1000' }));
+    const refused = await rpcError(client.subscribeResource({ uri: 'daily://d100' }));
     expect(refused.code).toBe(-32602);
     expect(refused.data).toMatchObject({ code: 'ERR_VALIDATION' });
     // One it holds already is no new subscription; one given back makes room.
-    await client.subscribeResource({ uri: 'daily://d999' });
+    await client.subscribeResource({ uri: 'daily://d99' });
     await client.unsubscribeResource({ uri: 'daily://d0' });
-    await client.subscribeResource({ uri: 'daily://d1000' });
+    await client.subscribeResource({ uri: 'daily://d100' });
+    // Long URIs run out of characters first: 40 of 2 KiB pass 64 KiB.
+    const { client: long } = await connect('live');
+    const longUri = (i: number) => `daily://${String(i).padStart(2000, '0')}`;
+    let held = 0;
+    let refusal: McpError | undefined;
+    for (; held < 40 && refusal === undefined; held++) {
+      await long.subscribeResource({ uri: longUri(held) }).catch((error: McpError) => {
+        refusal = error;
+      });
+    }
+    expect(refusal?.data).toMatchObject({ code: 'ERR_VALIDATION' });
+    expect(held).toBeGreaterThan(30);
+    expect(held).toBeLessThan(40);
   }, 60_000);
 
   it('refuses a subscription to a URI that names no resource with -32002', async () => {

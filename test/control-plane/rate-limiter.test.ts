@@ -16,6 +16,18 @@ describe('RateLimiter', () => {
     expect(take().allowed).toBe(false);
   });
 
+  it('takes several tokens for a batch, at most the burst', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ now: () => now });
+    expect(limiter.take('a', 'alice', LIMIT, 2).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT, 2)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    now += 1000; // 1 + 1 token: not the 3 a batch larger than the burst costs
+    expect(limiter.take('a', 'alice', LIMIT, 100).allowed).toBe(false);
+    now += 1000; // full: a batch larger than the burst costs the whole burst, and passes
+    expect(limiter.take('a', 'alice', LIMIT, 100).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(false);
+  });
+
   it('keeps servers and callers apart', () => {
     const limiter = new RateLimiter({ now: () => 0 });
     for (let i = 0; i < 3; i += 1) limiter.take('a', 'alice', LIMIT);

@@ -549,7 +549,7 @@ describe('a hosted server over the transport', () => {
           entries: new EntryRunner({
             catalog,
             invoker: leakyInvoker,
-            maxRenderedCharacters: 1024 * 1024,
+            maxRenderedBytes: 1024 * 1024,
           }),
           version: '1',
           subdomain,

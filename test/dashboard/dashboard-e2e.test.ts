@@ -7,9 +7,7 @@
  * Screenshots of each screen (1280×800 and 420 px wide) go to
  * test-artifacts/dashboard/.
  */
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   startAuthorizationServer,
@@ -21,74 +19,35 @@ import {
   startLoopbackServer,
   type LoopbackServer,
 } from '../support/loopback-server.js';
-import {
-  startTestControlPlane,
-  TEST_ADMIN_TOKEN,
-  type TestControlPlane,
-} from '../support/control-plane.js';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+import { launchDashboardBrowser, signIn, type DashboardBrowser } from './browser.js';
 
-const ARTIFACTS = path.resolve('test-artifacts', 'dashboard');
 const SUB = `dash-${process.pid}`;
-const WIDE = { width: 1280, height: 800 };
-const NARROW = { width: 420, height: 800 };
 
 let plane: TestControlPlane;
 let as: TestAuthorizationServer;
 let doctored: LoopbackServer;
-let browser: Browser;
+let ui: DashboardBrowser;
 let page: Page;
-const pageProblems: string[] = [];
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [plane, as, browser] = await Promise.all([
+  [plane, as, ui] = await Promise.all([
     startTestControlPlane(),
     startAuthorizationServer(),
-    chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    }),
+    launchDashboardBrowser(),
   ]);
+  page = ui.page;
   const metadata = (await (await fetch(as.metadataUrl)).json()) as Record<string, unknown>;
   const { registration_endpoint: _dropped, ...withoutRegistration } = metadata;
   doctored = await startLoopbackServer(
     answerRoutes({ '/.well-known/oauth-authorization-server': { json: withoutRegistration } }),
   );
-  page = await browser.newPage({ viewport: WIDE });
-  // CSP violations and script errors show up here; the page must have none.
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text()))
-      pageProblems.push(message.text());
-  });
-  page.on('pageerror', (error) => pageProblems.push(error.message));
-  // Every page asset must load (the API's 4xx answers are part of the flow).
-  page.on('response', (response) => {
-    const { pathname } = new URL(response.url());
-    if (!pathname.startsWith('/api/') && response.status() >= 400)
-      pageProblems.push(`${response.status()} ${pathname}`);
-  });
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await ui?.close();
   await Promise.all([plane?.close(), as?.close(), doctored?.close()]);
 });
-
-/** Screenshots the current screen wide and narrow. */
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize(NARROW);
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-420.png`), fullPage: true });
-  await page.setViewportSize(WIDE);
-}
 
 it('runs the operator flow in a real browser', async () => {
   // Sign in: a wrong token is told plainly, the right one opens the server list.
@@ -98,10 +57,8 @@ it('runs the operator flow in a real browser', async () => {
   await expect
     .poll(() => page.getByRole('alert').first().textContent())
     .toContain('That admin token is not correct');
-  await screenshot('01-sign-in-wrong-token');
-  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+  await ui.screenshot('01-sign-in-wrong-token');
+  await signIn(page);
 
   // Create a server: it opens on its Settings tab.
   await page.getByLabel('Subdomain').fill(SUB);
@@ -110,7 +67,7 @@ it('runs the operator flow in a real browser', async () => {
   await page.getByRole('link', { name: 'Servers' }).click();
   const row = page.getByRole('row', { name: new RegExp(SUB) });
   await expect.poll(() => row.textContent()).toContain(`http://${SUB}.localhost:${plane.port}/mcp`);
-  await screenshot('02-servers');
+  await ui.screenshot('02-servers');
   await row.getByRole('link', { name: SUB }).click();
 
   // A secret: saved, listed by name, the value never shown again.
@@ -121,7 +78,7 @@ it('runs the operator flow in a real browser', async () => {
   await page.getByRole('row', { name: /GREETING_PREFIX/ }).waitFor();
   expect(await page.getByLabel('Secret value').inputValue()).toBe('');
   expect(await page.locator('main').textContent()).not.toContain('Hello');
-  await screenshot('03-secrets');
+  await ui.screenshot('03-secrets');
 
   // A tool with a parameter and the secret; a syntax error is shown at its line.
   await page.getByRole('link', { name: 'Tools' }).click();
@@ -148,7 +105,7 @@ it('runs the operator flow in a real browser', async () => {
   await expect
     .poll(() => page.locator('.cm-error-line').textContent())
     .toContain('return { message');
-  await screenshot('04-tool-syntax-error');
+  await ui.screenshot('04-tool-syntax-error');
   expect((await plane.admin('GET', `/api/servers/${SUB}/tools/greet`)).status).toBe(404);
 
   // Completion knows the declared parameters.
@@ -186,7 +143,7 @@ it('runs the operator flow in a real browser', async () => {
   expect(await page.locator('pre.result').textContent()).toContain('"message": "Hello, Ada!"');
   expect(await page.locator('.logs').textContent()).toContain('greeting Ada');
   await page.getByRole('heading', { name: 'Version history' }).waitFor();
-  await screenshot('05-tool-test-run');
+  await ui.screenshot('05-tool-test-run');
 
   // A tool with a JSON Schema 2020-12 inputSchema, an outputSchema, a title and hints:
   // text that is not JSON and a schema the server refuses are shown at the field.
@@ -235,7 +192,7 @@ it('runs the operator flow in a real browser', async () => {
     .toContain('inputSchema.$defs.region.enumm: unknown keyword "enumm"');
   expect(await inputSchema.getAttribute('aria-invalid')).toBe('true');
   expect(await page.locator('#tool-error').textContent()).toContain('Not saved');
-  await screenshot('05b-tool-schema-refused');
+  await ui.screenshot('05b-tool-schema-refused');
   expect((await plane.admin('GET', `/api/servers/${SUB}/tools/lookup`)).status).toBe(404);
 
   await inputSchema.fill(schemaText('enum'));
@@ -267,7 +224,7 @@ it('runs the operator flow in a real browser', async () => {
     .poll(() => page.locator('#run-outcome').textContent(), { timeout: 30_000 })
     .toMatch(/Succeeded in \d+ ms/);
   expect(await page.locator('pre.result').textContent()).toContain('"where": "Europe"');
-  await screenshot('05c-tool-schema-test-run');
+  await ui.screenshot('05c-tool-schema-test-run');
 
   // OAuth 2.0: unreachable and incomplete metadata are refused inline, nothing saved.
   await page.getByRole('link', { name: 'Settings' }).click();
@@ -285,7 +242,7 @@ it('runs the operator flow in a real browser', async () => {
     .poll(() => page.locator('#settings-error').textContent())
     .toContain('registration_endpoint');
   expect(await page.getByLabel('Security mode').inputValue()).toBe('oauth2');
-  await screenshot('06-settings-oauth-refused');
+  await ui.screenshot('06-settings-oauth-refused');
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.securityMode).toBe('none');
 
   await page.getByLabel('OAuth Server URL').fill(as.metadataUrl);
@@ -294,7 +251,7 @@ it('runs the operator flow in a real browser', async () => {
     .poll(() => page.locator('#prm-url').textContent())
     .toBe(`http://${SUB}.localhost:${plane.port}/.well-known/oauth-protected-resource`);
   expect(await page.locator('#settings-error').textContent()).toBe('');
-  await screenshot('07-settings-oauth-active');
+  await ui.screenshot('07-settings-oauth-active');
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.oauth.issuer).toBe(as.issuer);
 
   // Pools & activity: the server's share of the budget; resize its shared pools; the run shows in the log.
@@ -316,7 +273,7 @@ it('runs the operator flow in a real browser', async () => {
     .getByRole('row', { name: /greet.*OK/ })
     .first()
     .waitFor();
-  await screenshot('08-pools-activity');
+  await ui.screenshot('08-pools-activity');
 
   // Delete, after a confirmation.
   await page.getByRole('link', { name: 'Servers' }).click();
@@ -327,5 +284,5 @@ it('runs the operator flow in a real browser', async () => {
     .click();
   await expect.poll(() => page.getByRole('row', { name: new RegExp(SUB) }).count()).toBe(0);
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).status).toBe(404);
-  expect(pageProblems).toEqual([]);
+  expect(ui.problems).toEqual([]);
 }, 90_000);

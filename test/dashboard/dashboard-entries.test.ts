@@ -8,20 +8,12 @@
  * template previewed. Screenshots (1280×800 and 420 px wide) go to
  * test-artifacts/dashboard/.
  */
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  startTestControlPlane,
-  TEST_ADMIN_TOKEN,
-  type TestControlPlane,
-} from '../support/control-plane.js';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+import { launchDashboardBrowser, signIn, type DashboardBrowser } from './browser.js';
 
-const ARTIFACTS = path.resolve('test-artifacts', 'dashboard');
 const SUB = `entries-${process.pid}`;
-const WIDE = { width: 1280, height: 800 };
-const NARROW = { width: 420, height: 800 };
 /** A 1×1 PNG, for an image message. */
 const PIXEL_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -29,54 +21,25 @@ const PIXEL_PNG =
 const RUN_TIMEOUT = { timeout: 60_000 };
 
 let plane: TestControlPlane;
-let browser: Browser;
+let ui: DashboardBrowser;
 let page: Page;
-const pageProblems: string[] = [];
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [plane, browser] = await Promise.all([
-    startTestControlPlane(),
-    chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    }),
-  ]);
+  [plane, ui] = await Promise.all([startTestControlPlane(), launchDashboardBrowser()]);
+  page = ui.page;
   expect((await plane.admin('POST', '/api/servers', { subdomain: SUB })).status).toBe(201);
-  page = await browser.newPage({ viewport: WIDE });
-  // CSP violations and script errors show up here; the page must have none.
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text()))
-      pageProblems.push(message.text());
-  });
-  page.on('pageerror', (error) => pageProblems.push(error.message));
-  // Every page asset must load (the API's 4xx answers are part of the flow).
-  page.on('response', (response) => {
-    const { pathname } = new URL(response.url());
-    if (!pathname.startsWith('/api/') && response.status() >= 400)
-      pageProblems.push(`${response.status()} ${pathname}`);
-  });
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await ui?.close();
   await plane?.close();
 });
 
-/** Screenshots the current screen wide and narrow. */
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize(NARROW);
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-420.png`), fullPage: true });
-  await page.setViewportSize(WIDE);
+/** From the list of `kind`, opens the editor of a new one named `name`. */
+async function openNewEditor(kind: 'prompt' | 'resource', name: string): Promise<void> {
+  await page.getByLabel(kind === 'prompt' ? 'Prompt name' : 'Resource name').fill(name);
+  await page.getByRole('button', { name: `New ${kind}` }).click();
+  await page.getByRole('heading', { name: `New ${kind} ${name}` }).waitFor();
 }
 
 /** Text of an element, for polling. */
@@ -84,18 +47,14 @@ const textOf = (selector: string) => () => page.locator(selector).first().textCo
 
 it('edits, renders and previews prompts and resources in a real browser', async () => {
   await page.goto(plane.adminUrl);
-  await page.getByLabel('Admin token').fill(TEST_ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+  await signIn(page);
   await page.getByRole('link', { name: SUB }).click();
   await page.getByRole('link', { name: 'Prompts' }).click();
   await page.getByRole('heading', { name: 'Prompts', exact: true }).waitFor();
   expect(await page.locator('main').textContent()).toContain('No prompts yet.');
 
   // A template prompt whose text names an argument it does not declare: refused at the message.
-  await page.getByLabel('Prompt name').fill('summarise');
-  await page.getByRole('button', { name: 'New prompt' }).click();
-  await page.getByRole('heading', { name: 'New prompt summarise' }).waitFor();
+  await openNewEditor('prompt', 'summarise');
   await page.getByLabel('Title (optional)').fill('Summarise a city');
   await page.getByLabel('Description', { exact: true }).fill('Asks for a summary of a city');
   await page.getByRole('button', { name: 'Add argument' }).click();
@@ -126,7 +85,7 @@ it('edits, renders and previews prompts and resources in a real browser', async 
     '{{style}} is not a declared argument',
   );
   expect(await messageProblems.nth(1).textContent()).toBe('');
-  await screenshot('entries-01-prompt-placeholder-refused');
+  await ui.screenshot('entries-01-prompt-placeholder-refused');
   expect((await plane.admin('GET', `/api/servers/${SUB}/prompts/summarise`)).status).toBe(404);
 
   // The second argument completes from code; a syntax error there is marked at its line.
@@ -143,7 +102,7 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   expect(await page.locator('#prompt-error').textContent()).toContain('arguments.1.complete.code');
   expect(await page.locator('.cm-error-line').textContent()).toContain("return ['short'");
   expect(await messageText.getAttribute('aria-invalid')).toBeNull();
-  await screenshot('entries-02-completion-syntax-error');
+  await ui.screenshot('entries-02-completion-syntax-error');
   expect((await plane.admin('GET', `/api/servers/${SUB}/prompts/summarise`)).status).toBe(404);
 
   await completionCode.fill("return ['short', 'long'].filter((s) => s.startsWith(params.value));");
@@ -187,7 +146,7 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   expect(await templateMessages.nth(1).textContent()).toMatch(
     /Resource docs:\/\/cities\/Lisbon \(text\/plain\)Notes on Lisbon/,
   );
-  await screenshot('entries-03-template-prompt-rendered');
+  await ui.screenshot('entries-03-template-prompt-rendered');
 
   // A second save, then a rollback to the first: saved again as version 3.
   await page.getByLabel('Title (optional)').fill('Summarise a town');
@@ -203,15 +162,13 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   await expect
     .poll(() => page.getByRole('table', { name: 'Version history' }).getByRole('row').count())
     .toBe(4);
-  await screenshot('entries-04-prompt-rolled-back');
+  await ui.screenshot('entries-04-prompt-rolled-back');
   const rolledBack = (await plane.admin('GET', `/api/servers/${SUB}/prompts/summarise`)).body;
   expect(rolledBack).toMatchObject({ version: 3, title: 'Summarise a city' });
 
   // A prompt whose messages come from code, rendered in a container.
   await page.getByRole('link', { name: 'All prompts' }).click();
-  await page.getByLabel('Prompt name').fill('greeting');
-  await page.getByRole('button', { name: 'New prompt' }).click();
-  await page.getByRole('heading', { name: 'New prompt greeting' }).waitFor();
+  await openNewEditor('prompt', 'greeting');
   await page.getByLabel('Description', { exact: true }).fill('Greets someone, from code');
   await page.getByRole('button', { name: 'Add argument' }).click();
   await page.getByLabel('Argument 1 name').fill('name');
@@ -247,7 +204,7 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   expect(await image.getAttribute('alt')).toBe('Image (image/png, 70 bytes)');
   expect(await image.evaluate((element) => (element as HTMLImageElement).naturalWidth)).toBe(1);
   expect(await page.locator('.logs').textContent()).toContain('rendering for Ada');
-  await screenshot('entries-05-code-prompt-rendered');
+  await ui.screenshot('entries-05-code-prompt-rendered');
 
   // The list shows both, with what their messages come from and their versions.
   await page.getByRole('link', { name: 'All prompts' }).click();
@@ -255,14 +212,12 @@ it('edits, renders and previews prompts and resources in a real browser', async 
     .poll(() => page.getByRole('row', { name: /summarise/ }).textContent())
     .toMatch(/Summarise a city.*city, style.*Template.*3/);
   expect(await page.getByRole('row', { name: /greeting/ }).textContent()).toMatch(/name.*Code.*1/);
-  await screenshot('entries-06-prompts');
+  await ui.screenshot('entries-06-prompts');
 
   // A static text resource, previewed.
   await page.getByRole('link', { name: 'Resources' }).click();
   await page.getByRole('heading', { name: 'Resources', exact: true }).waitFor();
-  await page.getByLabel('Resource name').fill('handbook');
-  await page.getByRole('button', { name: 'New resource' }).click();
-  await page.getByRole('heading', { name: 'New resource handbook' }).waitFor();
+  await openNewEditor('resource', 'handbook');
   await page.getByLabel('Title (optional)').fill('Handbook');
   await page.getByLabel('URI', { exact: true }).fill('docs://handbook');
   await page.getByLabel('MIME type (optional)').fill('text/markdown');
@@ -277,13 +232,11 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   expect(contents).toContain('docs://handbook');
   expect(contents).toContain('text/markdown');
   expect(contents).toContain('Be kind to the containers.');
-  await screenshot('entries-07-static-resource-preview');
+  await ui.screenshot('entries-07-static-resource-preview');
 
   // A resource template: its variable gets completion values, its preview an input.
   await page.getByRole('link', { name: 'All resources' }).click();
-  await page.getByLabel('Resource name').fill('weather');
-  await page.getByRole('button', { name: 'New resource' }).click();
-  await page.getByRole('heading', { name: 'New resource weather' }).waitFor();
+  await openNewEditor('resource', 'weather');
   await page
     .getByRole('radiogroup', { name: 'Resource kind' })
     .getByRole('radio', { name: 'Template' })
@@ -316,7 +269,7 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   expect(read).toContain('weather://Lisbon/today');
   expect(read).toContain('sunny');
   expect(await page.locator('.logs').textContent()).toContain('reading Lisbon');
-  await screenshot('entries-08-template-resource-preview');
+  await ui.screenshot('entries-08-template-resource-preview');
 
   await page.getByRole('link', { name: 'All resources' }).click();
   await expect
@@ -325,6 +278,6 @@ it('edits, renders and previews prompts and resources in a real browser', async 
   expect(await page.getByRole('row', { name: /handbook/ }).textContent()).toMatch(
     /Static.*docs:\/\/handbook.*Handbook.*text\/markdown/,
   );
-  await screenshot('entries-09-resources');
-  expect(pageProblems).toEqual([]);
+  await ui.screenshot('entries-09-resources');
+  expect(ui.problems).toEqual([]);
 }, 180_000);

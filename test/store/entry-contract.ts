@@ -27,7 +27,7 @@ export function defineEntryContract(makeTarget: () => StoreTarget): void {
 
   beforeAll(async () => {
     await target.setup();
-    store = await target.open({ serverResourceMaxBytes: 1000 });
+    store = await target.open({ serverEntriesMaxBytes: 1500, staticResourceMaxBytes: 700 });
   });
   afterAll(async () => {
     await store?.close();
@@ -106,36 +106,34 @@ export function defineEntryContract(makeTarget: () => StoreTarget): void {
       ).rejects.toMatchObject({ code: 'ERR_CONFLICT' });
     });
 
-    it("bounds a server's static contents, rollbacks included", async () => {
+    it("bounds what a server stores and one static resource's contents, rollbacks included", async () => {
       const sub = await fresh();
+      await expect(
+        store.saveEntry('resource', sub, 'huge', { uri: 'docs://huge', text: 'h'.repeat(701) }),
+      ).rejects.toMatchObject({ code: 'ERR_VALIDATION' });
       await store.saveEntry('resource', sub, 'big', { uri: 'docs://big', text: 'x'.repeat(600) });
-      await store.saveEntry('resource', sub, 'small', {
-        uri: 'docs://small',
-        text: 'y'.repeat(100),
-      });
-      await store.saveEntry('resource', sub, 'small', {
-        uri: 'docs://small',
-        text: 'y'.repeat(400),
-      });
+      await store.saveEntry('prompt', sub, 'small', { ...PROMPT, description: 'y'.repeat(300) });
+      const stored = await target.raw('SELECT SUM(stored_bytes) AS total FROM server_entries');
+      expect(Number(stored[0]!.total)).toBeGreaterThan(900);
       await expect(
         store.saveEntry('resource', sub, 'more', {
           uri: 'docs://more',
-          blob: Buffer.alloc(300).toString('base64'),
+          blob: Buffer.alloc(400).toString('base64'),
         }),
       ).rejects.toMatchObject({ code: 'ERR_VALIDATION' });
       // Shrinking another makes room; a rollback to the large version must fit again.
       await store.saveEntry('resource', sub, 'big', { uri: 'docs://big', text: 'x'.repeat(10) });
       await store.saveEntry('resource', sub, 'more', {
         uri: 'docs://more',
-        blob: Buffer.alloc(300).toString('base64'),
+        blob: Buffer.alloc(400).toString('base64'),
       });
       await expect(store.rollbackEntry('resource', sub, 'big', 1)).rejects.toMatchObject({
         code: 'ERR_VALIDATION',
       });
       expect((await store.getEntry('resource', sub, 'big'))?.text).toBe('x'.repeat(10));
-      // The same server's bound does not reach another server.
+      // One server's budget does not reach another server.
       const other = await fresh();
-      await store.saveEntry('resource', other, 'big', { uri: 'docs://big', text: 'x'.repeat(900) });
+      await store.saveEntry('resource', other, 'big', { uri: 'docs://big', text: 'x'.repeat(690) });
     });
 
     it("takes a server's entries and their history along when it is deleted", async () => {

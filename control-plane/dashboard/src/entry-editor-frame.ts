@@ -1,17 +1,14 @@
 /**
- * What the prompt and resource editors share around their fields: the page
- * (a link back to the list, the form, a try-it panel, the version history),
- * saving (the whole definition; on refusal the problems at their fields and
- * nothing saved; on success the new version, a fresh try-it panel and
- * history), deleting after a confirmation, and reloading after a rollback.
+ * The editor page as prompts and resources use it: their paths in the admin
+ * API, delete offered, and the problems of a refused save shown at the
+ * fields through problem slots (see field-problems.ts).
  */
-import { api } from './api.js';
-import { announce, confirmDialog, h, replaceChildren, type Child } from './dom.js';
+import { renderEditorPage } from './editor-page.js';
 import { entryPath, entryRoute } from './entry-api.js';
 import { clearProblems, showSaveError, type ProblemSlot } from './field-problems.js';
+import type { Child } from './dom.js';
 import type { EntryInputs, EntryKind, EntryRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
-import { renderVersionHistory } from './versions-panel.js';
 
 /** The editor's part: its fields and how to read them. */
 export interface EntryEditorOptions<K extends EntryKind> {
@@ -21,7 +18,7 @@ export interface EntryEditorOptions<K extends EntryKind> {
   /** The saved entry; undefined for a new name. */
   record: EntryRecord<K> | undefined;
   /** The form's fields, between its heading and its error box. */
-  fields: Child[];
+  fields: (Child | Child[])[];
   /** The definition as typed. */
   collect(): EntryInputs[K];
   /** Where problems with the definition show (read after `collect`: rows sent are indexed). */
@@ -39,98 +36,29 @@ export async function renderEntryEditor<K extends EntryKind>(
   panel: HTMLElement,
   options: EntryEditorOptions<K>,
 ): Promise<void> {
-  const { server, kind, name, record } = options;
-  const noun = kind === 'prompt' ? 'Prompt' : 'Resource';
-  const path = entryPath(server.subdomain, kind, name);
-  const errorBox = h('div', { role: 'alert', class: 'error', id: `${kind}-error` });
-  const status = h('p', { role: 'status', class: 'ok', id: `${kind}-status` });
-  const tryPanel = h('section', { class: 'card' });
-  const versions = h('section', { class: 'card' });
-  const heading = h(
-    'h2',
-    { id: 'editor-heading' },
-    record ? `${noun} ${name} (version ${record.version})` : `New ${kind} ${name}`,
-  );
-  const showSaved = async (saved: EntryRecord<K>) => {
-    options.renderTry(tryPanel, saved);
-    versions.hidden = false;
-    await renderVersionHistory(versions, { base: path, name, onRolledBack: options.reload });
-  };
-  const deleteButton = h(
-    'button',
-    {
-      type: 'button',
-      class: 'danger',
-      hidden: record === undefined,
-      onclick: async () => {
-        if (!(await confirmDialog(`Delete ${kind} ${name} and its history?`, `Delete ${name}`)))
-          return;
-        try {
-          await api('DELETE', path);
-          announce(`${noun} ${name} deleted.`);
-          location.hash = entryRoute(server.subdomain, kind);
-        } catch (error) {
-          replaceChildren(errorBox, h('p', {}, (error as Error).message));
-        }
-      },
+  const { server, kind, name } = options;
+  // The slots of the definition last sent: a refusal indexes the rows it had.
+  let slots: ProblemSlot[] = [];
+  await renderEditorPage(panel, {
+    kind,
+    name,
+    path: entryPath(server.subdomain, kind, name),
+    listRoute: entryRoute(server.subdomain, kind),
+    record: options.record,
+    fields: options.fields,
+    collect: () => {
+      const definition = options.collect();
+      slots = options.slots();
+      clearProblems(slots);
+      return definition;
     },
-    `Delete ${kind}`,
-  );
-
-  const form = h(
-    'form',
-    {
-      class: 'card',
-      'aria-labelledby': 'editor-heading',
-      onsubmit: async (event) => {
-        event.preventDefault();
-        errorBox.replaceChildren();
-        status.textContent = '';
-        const definition = options.collect();
-        const slots = options.slots();
-        clearProblems(slots);
-        try {
-          const saved = await api<EntryRecord<K>>('PUT', path, definition);
-          status.textContent = `Saved as version ${saved.version}.`;
-          heading.textContent = `${noun} ${name} (version ${saved.version})`;
-          deleteButton.hidden = false;
-          announce(status.textContent);
-          await showSaved(saved);
-        } catch (error) {
-          showSaveError(errorBox, slots, error);
-        }
-      },
+    showError: (errorBox, error) => showSaveError(errorBox, slots, error),
+    canDelete: true,
+    tryPanel: {
+      title: options.tryTitle,
+      unsavedHint: `Save the ${kind} to try it.`,
+      render: options.renderTry,
     },
-    heading,
-    options.fields,
-    errorBox,
-    status,
-    h(
-      'div',
-      { class: 'form-actions' },
-      h('button', { type: 'submit', class: 'primary' }, `Save ${kind}`),
-      deleteButton,
-    ),
-  );
-  replaceChildren(
-    panel,
-    h(
-      'p',
-      { class: 'crumbs' },
-      h('a', { href: entryRoute(server.subdomain, kind) }, `All ${kind}s`),
-    ),
-    form,
-    tryPanel,
-    versions,
-  );
-  if (record) {
-    await showSaved(record);
-  } else {
-    replaceChildren(
-      tryPanel,
-      h('h2', {}, options.tryTitle),
-      h('p', { class: 'hint' }, `Save the ${kind} to try it.`),
-    );
-    versions.hidden = true;
-  }
+    reload: options.reload,
+  });
 }

@@ -6,6 +6,8 @@
  * invalid, the message under it, a code editor's line highlighted for a
  * syntax error — and every problem is also listed in the form's error box,
  * so none is lost when no field claims it. Nothing is saved on any of them.
+ * The tool editor, whose schema fields show their problems their own way,
+ * shares the reading of the answer and the list in the box.
  */
 import { ApiError } from './api.js';
 import type { CodeEditor } from './code-editor.js';
@@ -74,6 +76,18 @@ export function showSaveError(
     const slot = slotFor(slots, problem.path);
     if (slot) showAt(slot, problem.message);
   }
+  listProblems(errorBox, error, problems);
+}
+
+/**
+ * "Not saved:" and the error's message in `errorBox`, then every problem
+ * when there are several (the message names only the first few).
+ */
+export function listProblems(
+  errorBox: HTMLElement,
+  error: unknown,
+  problems: readonly FieldProblem[],
+): void {
   replaceChildren(
     errorBox,
     h('p', {}, h('strong', {}, 'Not saved: '), (error as Error).message),
@@ -111,7 +125,7 @@ function showAt(slot: ProblemSlot, message: string): void {
 }
 
 /** ERR_TOOL_SYNTAX's details: where in which code field (`code`, or a completion's). */
-function syntaxProblem(
+export function syntaxProblem(
   error: unknown,
 ): { line: number; column?: number; message: string; field?: string } | undefined {
   if (!(error instanceof ApiError) || error.code !== 'ERR_TOOL_SYNTAX') return undefined;
@@ -127,7 +141,7 @@ function syntaxProblem(
 }
 
 /** The per-field problems of an ERR_VALIDATION answer (none for other errors). */
-function validationProblems(error: unknown): FieldProblem[] {
+export function validationProblems(error: unknown): FieldProblem[] {
   if (!(error instanceof ApiError) || error.code !== 'ERR_VALIDATION') return [];
   const details = error.details as { issues?: unknown } | unknown[] | undefined;
   // The problems are `details` itself, or `details.issues`.

@@ -8,8 +8,9 @@ import {
   createCompletionSourceField,
   type CompletionSourceField,
 } from './completion-source-field.js';
-import { h, replaceChildren } from './dom.js';
+import { h } from './dom.js';
 import { problemMessage, type ProblemSlot } from './field-problems.js';
+import { createRowList } from './row-list.js';
 import type { PromptArgument } from '../../store/index.js';
 
 /** An argument as the admin API takes it. */
@@ -45,82 +46,16 @@ export function createArgumentsEditor(
   initial: readonly PromptArgument[],
   secrets: () => string[],
 ): ArgumentsEditor {
-  const list = h('ol', { class: 'param-rows' });
   const listMessage = problemMessage('arguments-error');
-  let rows: Row[] = [];
-
-  const render = () => {
-    replaceChildren(
-      list,
-      rows.map((row) => row.element),
-    );
-    rows.forEach((row, index) => relabel(row, index + 1));
-  };
-  const addRow = (argument?: PromptArgument) => {
-    const id = `argument-${++rowCount}`;
-    const message = problemMessage(`${id}-error`);
-    const name = h('input', {
-      id: `${id}-name`,
-      value: argument?.name ?? '',
-      autocomplete: 'off',
-      spellcheck: 'false',
-      'aria-describedby': message.id,
-    });
-    const description = h('input', { id: `${id}-description`, value: argument?.description ?? '' });
-    const required = h('input', { id: `${id}-required`, type: 'checkbox' });
-    required.checked = argument?.required ?? false;
-    const completion = createCompletionSourceField('Argument', argument?.complete, secrets);
-    const labels = [name, description, required].map((control) => h('label', { for: control.id }));
-    const row: Row = {
-      element: h('li', { class: 'param-row argument-row' }),
-      name,
-      description,
-      required,
-      completion,
-      labels,
-      message,
-      title: argument?.title,
-      remove: h(
-        'button',
-        {
-          type: 'button',
-          class: 'small',
-          onclick: () => {
-            rows = rows.filter((other) => other !== row);
-            render();
-            addButton.focus();
-          },
-        },
-        'Remove',
-      ),
-    };
-    replaceChildren(
-      row.element,
-      h('div', { class: 'field' }, labels[0], name),
-      h('div', { class: 'field grow' }, labels[1], description),
-      h('div', { class: 'field checkbox' }, required, labels[2]),
-      row.remove,
-      message,
-      completion.element,
-    );
-    rows.push(row);
-  };
-  const addButton = h(
-    'button',
-    {
-      type: 'button',
-      onclick: () => {
-        addRow();
-        render();
-        rows.at(-1)?.name.focus();
-      },
-    },
-    'Add argument',
-  );
-
-  for (const argument of initial) addRow(argument);
-  render();
-  const sent = () => rows.filter((row) => row.name.value.trim() !== '');
+  const rows = createRowList({
+    listClass: 'param-rows',
+    addLabel: 'Add argument',
+    initial,
+    build: (argument: PromptArgument | undefined, remove) => buildRow(argument, remove, secrets),
+    relabel,
+    firstControl: (row) => row.name,
+  });
+  const sent = () => rows.rows().filter((row) => row.name.value.trim() !== '');
   return {
     element: h(
       'fieldset',
@@ -131,9 +66,9 @@ export function createArgumentsEditor(
         { class: 'hint' },
         'Each is a {{placeholder}} in template messages and a params key in code: letters, digits and _.',
       ),
-      list,
+      rows.list,
       listMessage,
-      addButton,
+      rows.addButton,
     ),
     value: () =>
       sent().map((row) => {
@@ -160,6 +95,48 @@ export function createArgumentsEditor(
         ...row.completion.slots(`arguments.${index}.complete`),
       ]),
     ],
+  };
+}
+
+function buildRow(
+  argument: PromptArgument | undefined,
+  remove: () => void,
+  secrets: () => string[],
+): Row {
+  const id = `argument-${++rowCount}`;
+  const message = problemMessage(`${id}-error`);
+  const name = h('input', {
+    id: `${id}-name`,
+    value: argument?.name ?? '',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-describedby': message.id,
+  });
+  const description = h('input', { id: `${id}-description`, value: argument?.description ?? '' });
+  const required = h('input', { id: `${id}-required`, type: 'checkbox' });
+  required.checked = argument?.required ?? false;
+  const completion = createCompletionSourceField('Argument', argument?.complete, secrets);
+  const labels = [name, description, required].map((control) => h('label', { for: control.id }));
+  const removeButton = h('button', { type: 'button', class: 'small', onclick: remove }, 'Remove');
+  return {
+    element: h(
+      'li',
+      { class: 'param-row argument-row' },
+      h('div', { class: 'field' }, labels[0], name),
+      h('div', { class: 'field grow' }, labels[1], description),
+      h('div', { class: 'field checkbox' }, required, labels[2]),
+      removeButton,
+      message,
+      completion.element,
+    ),
+    name,
+    description,
+    required,
+    completion,
+    labels,
+    message,
+    title: argument?.title,
+    remove: removeButton,
   };
 }
 

@@ -9,10 +9,12 @@ import { createCodeEditor } from './code-editor.js';
 import { h } from './dom.js';
 import { fetchEntry } from './entry-api.js';
 import { renderEntryEditor } from './entry-editor-frame.js';
+import { createEntryTextFields } from './entry-text-fields.js';
 import { problemMessage } from './field-problems.js';
 import { createArgumentsEditor } from './prompt-arguments-editor.js';
 import { createMessagesEditor } from './prompt-messages-editor.js';
 import { renderPromptRender } from './prompt-render.js';
+import { createRadioChoice } from './radio-choice.js';
 import { createRunSettingsFields } from './run-settings-fields.js';
 import type { PromptDefinitionInput } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
@@ -30,21 +32,7 @@ export async function renderPromptEditor(
 ): Promise<void> {
   const prompt = await fetchEntry(server.subdomain, 'prompt', name);
 
-  const title = h('input', {
-    id: 'prompt-title',
-    value: prompt?.title ?? '',
-    autocomplete: 'off',
-    maxlength: 256,
-    'aria-describedby': 'prompt-title-error',
-  });
-  const titleMessage = problemMessage('prompt-title-error');
-  const description = h('textarea', {
-    id: 'prompt-description',
-    rows: 2,
-    'aria-describedby': 'prompt-description-error',
-  });
-  description.value = prompt?.description ?? '';
-  const descriptionMessage = problemMessage('prompt-description-error');
+  const text = createEntryTextFields('prompt', prompt, 'Description');
   const settings = createRunSettingsFields('prompt', prompt);
   const argumentsEditor = createArgumentsEditor(prompt?.arguments ?? [], settings.secretNames);
   const messages = createMessagesEditor(prompt?.messages ?? []);
@@ -70,17 +58,20 @@ export async function renderPromptEditor(
     codeMessage,
   );
 
-  const byTemplate = h('input', { type: 'radio', name: 'prompt-source', id: 'prompt-by-template' });
-  const byCode = h('input', { type: 'radio', name: 'prompt-source', id: 'prompt-by-code' });
-  byTemplate.checked = prompt?.code === undefined;
-  byCode.checked = !byTemplate.checked;
-  const showSource = () => {
-    messages.element.hidden = byCode.checked;
-    codeField.hidden = !byCode.checked;
-  };
-  byTemplate.addEventListener('change', showSource);
-  byCode.addEventListener('change', showSource);
-  showSource();
+  const source = createRadioChoice({
+    name: 'prompt-source',
+    label: 'Messages from',
+    groupLabel: 'Messages from',
+    options: [
+      { value: 'template', id: 'prompt-by-template', label: 'Template' },
+      { value: 'code', id: 'prompt-by-code', label: 'Code' },
+    ],
+    initial: prompt?.code === undefined ? 'template' : 'code',
+    onChange: (chosen) => {
+      messages.element.hidden = chosen === 'code';
+      codeField.hidden = chosen !== 'code';
+    },
+  });
 
   await renderEntryEditor(panel, {
     server,
@@ -90,42 +81,21 @@ export async function renderPromptEditor(
     tryTitle: 'Render',
     reload: () => void renderPromptEditor(panel, server, name),
     fields: [
-      h(
-        'div',
-        { class: 'field' },
-        h('label', { for: title.id }, 'Title (optional)'),
-        title,
-        titleMessage,
-      ),
-      h(
-        'div',
-        { class: 'field' },
-        h('label', { for: description.id }, 'Description'),
-        description,
-        descriptionMessage,
-      ),
+      ...text.elements,
       argumentsEditor.element,
-      h(
-        'div',
-        { class: 'choices', role: 'radiogroup', 'aria-label': 'Messages from' },
-        h('span', { class: 'label' }, 'Messages from'),
-        h('span', { class: 'choice' }, byTemplate, h('label', { for: byTemplate.id }, 'Template')),
-        h('span', { class: 'choice' }, byCode, h('label', { for: byCode.id }, 'Code')),
-      ),
+      source.element,
       messages.element,
       codeField,
       settings.element,
     ],
     collect: (): PromptDefinitionInput => ({
-      ...(title.value.trim() ? { title: title.value.trim() } : {}),
-      description: description.value,
+      ...text.value(),
       arguments: argumentsEditor.value(),
-      ...(byCode.checked ? { code: editor.value() } : { messages: messages.value() }),
+      ...(source.value() === 'code' ? { code: editor.value() } : { messages: messages.value() }),
       ...settings.value(),
     }),
     slots: () => [
-      { path: 'title', control: title, message: titleMessage },
-      { path: 'description', control: description, message: descriptionMessage },
+      ...text.slots,
       { path: 'code', message: codeMessage, editor },
       ...argumentsEditor.slots(),
       ...messages.slots(),

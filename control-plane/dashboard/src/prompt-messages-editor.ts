@@ -8,6 +8,7 @@
 import { h, replaceChildren } from './dom.js';
 import { problemMessage, type ProblemSlot } from './field-problems.js';
 import { fileAsBase64 } from './file-base64.js';
+import { createRowList } from './row-list.js';
 import type { PromptMessage } from '../../store/index.js';
 
 type ContentType = PromptMessage['content']['type'];
@@ -44,40 +45,15 @@ let rowCount = 0;
 
 /** Builds the editor with `initial` rows (a new prompt: one empty user text message). */
 export function createMessagesEditor(initial: readonly PromptMessage[]): MessagesEditor {
-  const list = h('ol', { class: 'message-rows' });
   const listMessage = problemMessage('messages-error');
-  let rows: Row[] = [];
-
-  const render = () => {
-    replaceChildren(
-      list,
-      rows.map((row) => row.element),
-    );
-    rows.forEach((row, index) => relabel(row, index + 1));
-  };
-  const addRow = (message?: PromptMessage) => {
-    const row = buildRow(message, () => {
-      rows = rows.filter((other) => other !== row);
-      render();
-      addButton.focus();
-    });
-    rows.push(row);
-  };
-  const addButton = h(
-    'button',
-    {
-      type: 'button',
-      onclick: () => {
-        addRow();
-        render();
-        rows.at(-1)?.text.focus();
-      },
-    },
-    'Add message',
-  );
-  for (const message of initial) addRow(message);
-  if (rows.length === 0) addRow();
-  render();
+  const rows = createRowList({
+    listClass: 'message-rows',
+    addLabel: 'Add message',
+    initial: initial.length > 0 ? initial : [undefined],
+    build: buildRow,
+    relabel,
+    firstControl: (row) => row.text,
+  });
 
   return {
     element: h(
@@ -89,14 +65,14 @@ export function createMessagesEditor(initial: readonly PromptMessage[]): Message
         { class: 'hint' },
         '{{argument}} in text, and in a resource’s URI and text, is replaced by the argument’s value (empty when an optional one is left out).',
       ),
-      list,
+      rows.list,
       listMessage,
-      addButton,
+      rows.addButton,
     ),
-    value: () => rows.map(messageOf),
+    value: () => rows.rows().map(messageOf),
     slots: () => [
       { path: 'messages', message: listMessage },
-      ...rows.flatMap((row, index) => [
+      ...rows.rows().flatMap((row, index) => [
         { path: `messages.${index}`, message: row.message },
         { path: `messages.${index}.role`, control: row.role, message: row.message },
         { path: `messages.${index}.content`, control: contentControl(row), message: row.message },

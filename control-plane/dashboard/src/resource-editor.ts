@@ -9,7 +9,9 @@
 import { h } from './dom.js';
 import { fetchEntry } from './entry-api.js';
 import { renderEntryEditor } from './entry-editor-frame.js';
+import { createEntryTextFields } from './entry-text-fields.js';
 import { problemMessage } from './field-problems.js';
+import { createRadioChoice } from './radio-choice.js';
 import { renderResourcePreview } from './resource-preview.js';
 import { createStaticFields } from './resource-static-fields.js';
 import { createTemplateFields } from './resource-template-fields.js';
@@ -25,21 +27,7 @@ export async function renderResourceEditor(
 ): Promise<void> {
   const resource = await fetchEntry(server.subdomain, 'resource', name);
 
-  const title = h('input', {
-    id: 'resource-title',
-    value: resource?.title ?? '',
-    autocomplete: 'off',
-    maxlength: 256,
-    'aria-describedby': 'resource-title-error',
-  });
-  const titleMessage = problemMessage('resource-title-error');
-  const description = h('textarea', {
-    id: 'resource-description',
-    rows: 2,
-    'aria-describedby': 'resource-description-error',
-  });
-  description.value = resource?.description ?? '';
-  const descriptionMessage = problemMessage('resource-description-error');
+  const text = createEntryTextFields('resource', resource, 'Description (optional)');
   const mimeType = h('input', {
     id: 'resource-mime',
     value: resource?.mimeType ?? '',
@@ -54,18 +42,22 @@ export async function renderResourceEditor(
   const staticFields = createStaticFields(resource);
   const templateFields = createTemplateFields(resource, settings.secretNames);
 
-  const isStatic = h('input', { type: 'radio', name: 'resource-kind', id: 'resource-static' });
-  const isTemplate = h('input', { type: 'radio', name: 'resource-kind', id: 'resource-template' });
-  isTemplate.checked = resource?.uriTemplate !== undefined;
-  isStatic.checked = !isTemplate.checked;
-  const showKind = () => {
-    staticFields.element.hidden = isTemplate.checked;
-    templateFields.element.hidden = !isTemplate.checked;
-    settings.element.hidden = !isTemplate.checked;
-  };
-  isStatic.addEventListener('change', showKind);
-  isTemplate.addEventListener('change', showKind);
-  showKind();
+  const kind = createRadioChoice({
+    name: 'resource-kind',
+    label: 'Kind',
+    groupLabel: 'Resource kind',
+    options: [
+      { value: 'static', id: 'resource-static', label: 'Static' },
+      { value: 'template', id: 'resource-template', label: 'Template' },
+    ],
+    initial: resource?.uriTemplate !== undefined ? 'template' : 'static',
+    onChange: (chosen) => {
+      staticFields.element.hidden = chosen === 'template';
+      templateFields.element.hidden = chosen !== 'template';
+      settings.element.hidden = chosen !== 'template';
+    },
+  });
+  const isTemplate = () => kind.value() === 'template';
 
   await renderEntryEditor(panel, {
     server,
@@ -75,27 +67,8 @@ export async function renderResourceEditor(
     tryTitle: 'Preview',
     reload: () => void renderResourceEditor(panel, server, name),
     fields: [
-      h(
-        'div',
-        { class: 'choices', role: 'radiogroup', 'aria-label': 'Resource kind' },
-        h('span', { class: 'label' }, 'Kind'),
-        h('span', { class: 'choice' }, isStatic, h('label', { for: isStatic.id }, 'Static')),
-        h('span', { class: 'choice' }, isTemplate, h('label', { for: isTemplate.id }, 'Template')),
-      ),
-      h(
-        'div',
-        { class: 'field' },
-        h('label', { for: title.id }, 'Title (optional)'),
-        title,
-        titleMessage,
-      ),
-      h(
-        'div',
-        { class: 'field' },
-        h('label', { for: description.id }, 'Description (optional)'),
-        description,
-        descriptionMessage,
-      ),
+      kind.element,
+      ...text.elements,
       h(
         'div',
         { class: 'field' },
@@ -115,22 +88,22 @@ export async function renderResourceEditor(
     ],
     collect: (): ResourceDefinitionInput => {
       const annotationValue = annotations.value();
+      const { description, ...title } = text.value();
       return {
-        ...(title.value.trim() ? { title: title.value.trim() } : {}),
-        ...(description.value.trim() ? { description: description.value } : {}),
+        ...title,
+        ...(description.trim() ? { description } : {}),
         ...(mimeType.value.trim() ? { mimeType: mimeType.value.trim() } : {}),
         ...(annotationValue ? { annotations: annotationValue } : {}),
-        ...(isTemplate.checked
+        ...(isTemplate()
           ? { ...templateFields.value(), ...settings.value() }
           : staticFields.value()),
       };
     },
     slots: () => [
-      { path: 'title', control: title, message: titleMessage },
-      { path: 'description', control: description, message: descriptionMessage },
+      ...text.slots,
       { path: 'mimeType', control: mimeType, message: mimeMessage },
       ...annotations.slots,
-      ...(isTemplate.checked ? [...templateFields.slots(), ...settings.slots] : staticFields.slots),
+      ...(isTemplate() ? [...templateFields.slots(), ...settings.slots] : staticFields.slots),
     ],
     renderTry: (section, saved) => renderResourcePreview(section, server.subdomain, saved),
   });

@@ -5,12 +5,11 @@
  * its code, showing the contents, or the failure, with the code's console
  * and the time it ran (POST …/read).
  */
-import { api } from './api.js';
-import { consoleLines } from './console-lines.js';
 import { contentsList } from './content-view.js';
-import { announce, h, replaceChildren } from './dom.js';
+import { h } from './dom.js';
 import { entryPath } from './entry-api.js';
 import { templateVariables } from './template-variables.js';
+import { renderTryForm, showAnswer, took, valueField } from './try-panel.js';
 import type { ResourceRecord } from '../../store/index.js';
 import type { ResourceReadAnswer } from './types.js';
 
@@ -20,106 +19,53 @@ export function renderResourcePreview(
   subdomain: string,
   resource: ResourceRecord,
 ): void {
-  const output = h('div', { class: 'run-output', 'aria-live': 'polite' });
-  const run = h('button', { type: 'submit', class: 'primary' }, 'Preview');
   const variables = templateVariables(resource.uriTemplate ?? '').map((name) => {
-    const id = `preview-${name}`;
     const source = resource.complete?.[name];
-    const values = source && 'values' in source ? source.values : [];
-    const input = h('input', {
-      id,
+    const { input, field } = valueField(`preview-${name}`, {
+      label: [name],
       required: true,
-      autocomplete: 'off',
-      list: values.length > 0 ? `${id}-values` : undefined,
+      values: source && 'values' in source ? source.values : [],
     });
-    const field = h(
-      'div',
-      { class: 'field' },
-      h('label', { for: id }, name),
-      input,
-      values.length > 0
-        ? h(
-            'datalist',
-            { id: `${id}-values` },
-            values.map((value) => h('option', { value })),
-          )
-        : null,
-    );
     return { name, input, field };
   });
-  const form = h(
-    'form',
-    {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const body =
-          resource.uriTemplate === undefined
-            ? {}
-            : {
-                variables: Object.fromEntries(
-                  variables.map(({ name, input }) => [name, input.value]),
-                ),
-              };
-        run.disabled = true;
-        replaceChildren(output, h('p', {}, 'Reading…'));
-        try {
-          const answer = await api<ResourceReadAnswer>(
-            'POST',
-            `${entryPath(subdomain, 'resource', resource.name)}/read`,
-            body,
-          );
-          showAnswer(output, answer);
-          announce(answer.ok ? 'Read.' : 'Read failed.');
-        } catch (error) {
-          replaceChildren(
-            output,
-            h('p', { role: 'alert', class: 'error' }, (error as Error).message),
-          );
-        } finally {
-          run.disabled = false;
-        }
-      },
-    },
-    resource.uriTemplate === undefined
-      ? h(
-          'p',
-          { class: 'hint' },
-          'Shows the contents clients read at ',
-          h('code', {}, resource.uri ?? ''),
-          '.',
-        )
-      : h(
-          'p',
-          { class: 'hint' },
-          'A value for each variable of ',
-          h('code', {}, resource.uriTemplate),
-          '; the code runs as for a client reading that URI.',
-        ),
-    variables.map(({ field }) => field),
-    run,
-  );
-  replaceChildren(section, h('h2', { id: 'preview-heading' }, 'Preview'), form, output);
-  section.setAttribute('aria-labelledby', 'preview-heading');
-}
-
-function showAnswer(output: HTMLElement, answer: ResourceReadAnswer): void {
-  const took = answer.durationMs === undefined ? '' : ` in ${answer.durationMs} ms`;
-  replaceChildren(
-    output,
-    h(
-      'p',
-      { class: answer.ok ? 'ok' : 'error', id: 'preview-outcome' },
-      answer.ok ? `Read${took}` : `Failed${took}`,
-    ),
-    answer.ok
-      ? contentsList(answer.result.contents)
-      : h(
-          'p',
-          { role: 'alert', class: 'error' },
-          h('strong', {}, answer.error.code),
-          ': ',
-          answer.error.message,
-        ),
-    answer.logs ? consoleLines(answer.logs, 'preview-logs-heading') : null,
-  );
+  renderTryForm<ResourceReadAnswer>(section, {
+    title: 'Preview',
+    headingId: 'preview-heading',
+    button: 'Preview',
+    busy: 'Reading…',
+    fields: [
+      resource.uriTemplate === undefined
+        ? h(
+            'p',
+            { class: 'hint' },
+            'Shows the contents clients read at ',
+            h('code', {}, resource.uri ?? ''),
+            '.',
+          )
+        : h(
+            'p',
+            { class: 'hint' },
+            'A value for each variable of ',
+            h('code', {}, resource.uriTemplate),
+            '; the code runs as for a client reading that URI.',
+          ),
+      variables.map(({ field }) => field),
+    ],
+    path: `${entryPath(subdomain, 'resource', resource.name)}/read`,
+    body: () =>
+      resource.uriTemplate === undefined
+        ? {}
+        : {
+            variables: Object.fromEntries(variables.map(({ name, input }) => [name, input.value])),
+          },
+    show: (output, answer) =>
+      showAnswer(output, answer, {
+        outcomeId: 'preview-outcome',
+        headline: `${answer.ok ? 'Read' : 'Failed'}${took(answer.durationMs)}`,
+        success: ({ result }) => contentsList(result.contents),
+        logs: answer.logs,
+        logsHeadingId: 'preview-logs-heading',
+      }),
+    announcement: (answer) => (answer.ok ? 'Read.' : 'Read failed.'),
+  });
 }

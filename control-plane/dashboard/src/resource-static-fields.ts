@@ -8,6 +8,7 @@ import { decodedBytes } from './content-view.js';
 import { h } from './dom.js';
 import { problemMessage, type ProblemSlot } from './field-problems.js';
 import { fileAsBase64 } from './file-base64.js';
+import { createRadioChoice } from './radio-choice.js';
 import type { ResourceRecord } from '../../store/index.js';
 
 export interface StaticFields {
@@ -28,10 +29,6 @@ export function createStaticFields(resource: ResourceRecord | undefined): Static
     placeholder: 'docs://handbook',
     'aria-describedby': `resource-uri-help ${uriMessage.id}`,
   });
-  const asText = h('input', { type: 'radio', name: 'resource-contents', id: 'resource-as-text' });
-  const asBlob = h('input', { type: 'radio', name: 'resource-contents', id: 'resource-as-blob' });
-  asBlob.checked = resource?.blob !== undefined;
-  asText.checked = !asBlob.checked;
   const text = h('textarea', {
     id: 'resource-text',
     rows: 8,
@@ -72,13 +69,20 @@ export function createStaticFields(resource: ResourceRecord | undefined): Static
     file,
     size,
   );
-  const showContents = () => {
-    textField.hidden = asBlob.checked;
-    blobField.hidden = !asBlob.checked;
-  };
-  asText.addEventListener('change', showContents);
-  asBlob.addEventListener('change', showContents);
-  showContents();
+  const contents = createRadioChoice({
+    name: 'resource-contents',
+    label: 'Contents',
+    groupLabel: 'Contents',
+    options: [
+      { value: 'text', id: 'resource-as-text', label: 'Text' },
+      { value: 'blob', id: 'resource-as-blob', label: 'Binary' },
+    ],
+    initial: resource?.blob !== undefined ? 'blob' : 'text',
+    onChange: (chosen) => {
+      textField.hidden = chosen === 'blob';
+      blobField.hidden = chosen !== 'blob';
+    },
+  });
 
   return {
     element: h(
@@ -96,19 +100,13 @@ export function createStaticFields(resource: ResourceRecord | undefined): Static
         ),
         uriMessage,
       ),
-      h(
-        'div',
-        { class: 'choices', role: 'radiogroup', 'aria-label': 'Contents' },
-        h('span', { class: 'label' }, 'Contents'),
-        h('span', { class: 'choice' }, asText, h('label', { for: asText.id }, 'Text')),
-        h('span', { class: 'choice' }, asBlob, h('label', { for: asBlob.id }, 'Binary')),
-      ),
+      contents.element,
       textField,
       blobField,
       contentsMessage,
     ),
     value: () =>
-      asBlob.checked
+      contents.value() === 'blob'
         ? { uri: uri.value.trim(), blob: blob.value.replace(/\s+/g, '') }
         : { uri: uri.value.trim(), text: text.value },
     slots: [

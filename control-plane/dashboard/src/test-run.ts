@@ -6,10 +6,10 @@
  * the captured console lines and the duration. Runs go through the same path
  * as an MCP `tools/call` (POST …/invoke).
  */
-import { api, segment } from './api.js';
-import { consoleLines } from './console-lines.js';
-import { announce, h, prettyJson, replaceChildren } from './dom.js';
+import { segment } from './api.js';
+import { h, prettyJson } from './dom.js';
 import { exampleOf } from './schema-example.js';
+import { renderTryForm, showAnswer } from './try-panel.js';
 import type { ToolParameter, ToolRecord } from '../../store/index.js';
 import type { TestRunAnswer } from './types.js';
 
@@ -18,51 +18,35 @@ export type RunnableTool = Pick<ToolRecord, 'name' | 'parameters' | 'inputSchema
 
 /** Renders the panel for the saved declarations of `tool` into `section`. */
 export function renderTestRun(section: HTMLElement, subdomain: string, tool: RunnableTool): void {
-  const output = h('div', { class: 'run-output', 'aria-live': 'polite' });
-  const run = h('button', { type: 'submit', class: 'primary' }, 'Run');
   const fields = tool.inputSchema
     ? schemaArguments(tool.inputSchema)
     : declaredArguments(tool.parameters);
-  const form = h(
-    'form',
-    {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        let params: Record<string, unknown>;
-        try {
-          params = fields.collect();
-        } catch (error) {
-          replaceChildren(
-            output,
-            h('p', { role: 'alert', class: 'error' }, (error as Error).message),
-          );
-          return;
-        }
-        run.disabled = true;
-        replaceChildren(output, h('p', {}, 'Running…'));
-        try {
-          const result = await api<TestRunAnswer>(
-            'POST',
-            `/api/servers/${segment(subdomain)}/tools/${segment(tool.name)}/invoke`,
-            { params },
-          );
-          showResult(output, result);
-          announce(result.ok ? `Run finished in ${result.durationMs} ms.` : 'Run failed.');
-        } catch (error) {
-          replaceChildren(
-            output,
-            h('p', { role: 'alert', class: 'error' }, (error as Error).message),
-          );
-        } finally {
-          run.disabled = false;
-        }
-      },
-    },
-    fields.elements,
-    run,
-  );
-  replaceChildren(section, h('h2', { id: 'test-run-heading' }, 'Test run'), form, output);
-  section.setAttribute('aria-labelledby', 'test-run-heading');
+  renderTryForm<TestRunAnswer>(section, {
+    title: 'Test run',
+    headingId: 'test-run-heading',
+    button: 'Run',
+    busy: 'Running…',
+    fields: fields.elements,
+    path: `/api/servers/${segment(subdomain)}/tools/${segment(tool.name)}/invoke`,
+    body: () => ({ params: fields.collect() }),
+    show: (output, result) =>
+      showAnswer(output, result, {
+        outcomeId: 'run-outcome',
+        headline: `${result.ok ? 'Succeeded' : 'Failed'} in ${result.durationMs} ms (version ${result.version})`,
+        success: ({ content, result: value }) => [
+          h('h3', { id: 'run-result-heading' }, content ? 'Content blocks' : 'Result'),
+          h(
+            'pre',
+            { tabindex: 0, 'aria-labelledby': 'run-result-heading', class: 'result' },
+            prettyJson(content ?? value),
+          ),
+        ],
+        logs: result.logs,
+        logsHeadingId: 'run-logs-heading',
+      }),
+    announcement: (result) =>
+      result.ok ? `Run finished in ${result.durationMs} ms.` : 'Run failed.',
+  });
 }
 
 /** The arguments part of the form: its controls and how to read them (throws with a message to show). */
@@ -189,33 +173,4 @@ function collect(
     } else params[parameter.name] = raw;
   }
   return params;
-}
-
-function showResult(output: HTMLElement, result: TestRunAnswer): void {
-  replaceChildren(
-    output,
-    h(
-      'p',
-      { class: result.ok ? 'ok' : 'error', id: 'run-outcome' },
-      result.ok ? 'Succeeded' : 'Failed',
-      ` in ${result.durationMs} ms (version ${result.version})`,
-    ),
-    result.ok
-      ? [
-          h('h3', { id: 'run-result-heading' }, result.content ? 'Content blocks' : 'Result'),
-          h(
-            'pre',
-            { tabindex: 0, 'aria-labelledby': 'run-result-heading', class: 'result' },
-            prettyJson(result.content ?? result.result),
-          ),
-        ]
-      : h(
-          'p',
-          { role: 'alert', class: 'error' },
-          h('strong', {}, result.error.code),
-          ': ',
-          result.error.message,
-        ),
-    consoleLines(result.logs, 'run-logs-heading'),
-  );
 }

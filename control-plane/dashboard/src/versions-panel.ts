@@ -3,7 +3,7 @@
  * rollback button on each older version (a rollback saves that version again
  * as the newest).
  */
-import { api, segment } from './api.js';
+import { api } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
 
 /** What the panel shows of one saved version. */
@@ -13,29 +13,15 @@ interface VersionSummary {
   description?: string;
 }
 
-/** Lists the versions of `tool` into `section`; `onRolledBack` reloads the editor. */
-export function renderVersions(
-  section: HTMLElement,
-  subdomain: string,
-  tool: string,
-  onRolledBack: () => void,
-): Promise<void> {
-  return renderVersionHistory(section, {
-    base: `/api/servers/${segment(subdomain)}/tools/${segment(tool)}`,
-    name: tool,
-    onRolledBack,
-  });
-}
-
 /**
- * Lists the versions of the entry at `base` (its admin API path, which has
+ * Lists the versions of the tool, prompt or resource at `base` (its admin API path, which has
  * `/versions` and `/rollback` below it) into `section`.
  */
 export async function renderVersionHistory(
   section: HTMLElement,
   options: { base: string; name: string; onRolledBack: () => void },
 ): Promise<void> {
-  const { base, name: tool, onRolledBack } = options;
+  const { base, name, onRolledBack } = options;
   const { versions } = await api<{ versions: VersionSummary[] }>('GET', `${base}/versions`);
   const error = h('p', { role: 'alert', class: 'error' });
   const newest = versions[0]?.version;
@@ -82,7 +68,7 @@ export async function renderVersionHistory(
                         onclick: async () => {
                           if (
                             !(await confirmDialog(
-                              `Roll back ${tool} to version ${version.version}? It is saved again as a new version.`,
+                              `Roll back ${name} to version ${version.version}? It is saved again as a new version.`,
                               `Roll back to ${version.version}`,
                             ))
                           )

@@ -18,8 +18,11 @@ export const serverEntriesMigration: Migration = {
       .addColumn('kind', 'text', (column) => column.notNull())
       .addColumn('name', 'text', (column) => column.notNull())
       .addColumn('definition', 'text', (column) => column.notNull())
-      /** Bytes of a static resource's contents (the per-server total is bounded). */
-      .addColumn('content_bytes', 'integer', (column) => column.notNull().defaultTo(0))
+      // Bytes of the stored definition: a server's total is bounded.
+      .addColumn('stored_bytes', 'integer', (column) => column.notNull())
+      // A resource's uri or uriTemplate, so uniqueness is checked without reading definitions.
+      .addColumn('uri', 'text')
+      .addColumn('uri_template', 'text')
       .addColumn('version', 'integer', (column) => column.notNull())
       .addColumn('created_at', 'text', (column) => column.notNull())
       .addColumn('updated_at', 'text', (column) => column.notNull())
