@@ -192,7 +192,9 @@ function matchRow(parts: (string | Expression)[]): (string | Slot)[] {
 function matchUri(items: (string | Slot)[], uri: string): Record<string, string> | undefined {
   if (uri.length > MAX_MATCHED_URI_LENGTH) return undefined;
   const head = items[0] as string;
-  if (!uri.startsWith(head)) return undefined;
+  const tail = items[items.length - 1] as string;
+  // Both ends first: most URIs of other templates fail here, before any scan.
+  if (!uri.startsWith(head) || !uri.endsWith(tail)) return undefined;
   const values: Record<string, string> = Object.create(null);
   let position = head.length;
   for (let i = 1; i < items.length; i += 2) {
