@@ -80,13 +80,16 @@ export const CONFIG_TABLE = {
   ),
   publicUrlTemplate: entry(
     'PUBLIC_URL_TEMPLATE',
-    "a server's public address; {subdomain} is replaced",
+    "a server's public address; {subdomain} is replaced, and {port} by PORT",
     z
       .string()
       .refine((v) => v.includes('{subdomain}'), 'must contain {subdomain}')
-      .refine((v) => URL.canParse(v.replace('{subdomain}', 'x')), 'must be an absolute URL')
+      .refine(
+        (v) => URL.canParse(v.replace('{subdomain}', 'x').replace('{port}', '1')),
+        'must be an absolute URL',
+      )
       .transform((v) => v.replace(/\/+$/, '')),
-    'http://{subdomain}.localhost:8080',
+    'http://{subdomain}.localhost:{port}',
   ),
   dataDir: entry(
     'DATA_DIR',
@@ -523,10 +526,15 @@ export function readSetting<K extends keyof Config>(key: K, env: Source = proces
   return parsed.value as Config[K];
 }
 
-/** The public address of a hosted server, from PUBLIC_URL_TEMPLATE. */
+/**
+ * The public address of a hosted server, from PUBLIC_URL_TEMPLATE: `{port}`
+ * is PORT, so the default follows the port the service listens on.
+ */
 export function serverAddress(
-  config: Pick<Config, 'publicUrlTemplate'>,
+  config: Pick<Config, 'publicUrlTemplate' | 'port'>,
   subdomain: string,
 ): string {
-  return config.publicUrlTemplate.replaceAll('{subdomain}', subdomain);
+  return config.publicUrlTemplate
+    .replaceAll('{subdomain}', subdomain)
+    .replaceAll('{port}', String(config.port));
 }

@@ -14,6 +14,7 @@ import {
   defaultConfig,
   loadConfig,
   readSetting,
+  serverAddress,
 } from '../../control-plane/config.js';
 
 const NO_DOTENV = '/nonexistent/.env';
@@ -86,6 +87,23 @@ describe('readSetting', () => {
         code: 'ERR_CONFIG',
         message: expect.stringContaining('RUNNER_BASE="cloud"'),
       }),
+    );
+  });
+});
+
+describe('serverAddress', () => {
+  it('follows PORT in the default template, and takes an operator template as written', () => {
+    expect(serverAddress(loadConfig({ PORT: '18400' }, NO_DOTENV), 'acme')).toBe(
+      'http://acme.localhost:18400',
+    );
+    expect(serverAddress(defaultConfig(), 'acme')).toBe('http://acme.localhost:8080');
+    const operator = loadConfig(
+      { PORT: '18400', PUBLIC_URL_TEMPLATE: 'https://{subdomain}.mcp.example.com/' },
+      NO_DOTENV,
+    );
+    expect(serverAddress(operator, 'acme')).toBe('https://acme.mcp.example.com');
+    expect(() => loadConfig({ PUBLIC_URL_TEMPLATE: 'acme:{port}' }, NO_DOTENV)).toThrow(
+      /PUBLIC_URL_TEMPLATE.*must contain \{subdomain\}/,
     );
   });
 });
