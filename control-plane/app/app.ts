@@ -262,6 +262,13 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
           );
         await check('sandbox', driver.ping());
         await check('store', store.getMeta('admin_token_sha256'));
+        // Serving stale configuration is not ready: e.g. a replica whose MASTER_KEY
+        // cannot decrypt a secret another replica saved.
+        const failure = cache.loadFailure();
+        await check(
+          'configuration',
+          failure === undefined ? Promise.resolve() : Promise.reject(failure),
+        );
         return { ready: Object.values(checks).every((v) => v === 'ok'), checks };
       },
     });

@@ -169,6 +169,15 @@ export class ConfigCache {
     }
   }
 
+  /**
+   * Why the configuration cannot be loaded now (a reload failed and is being
+   * retried: a secret that will not decrypt with this MASTER_KEY, a store that
+   * does not answer), or undefined while what is served is current.
+   */
+  loadFailure(): unknown {
+    return this.#pending.size > 0 ? this.#lastFailure : undefined;
+  }
+
   #onChange(change: StoreChange): void {
     if (this.#stopped || change.kind === 'pool' || change.kind === 'meta') return;
     this.#pending.add(change.subdomain);

@@ -146,10 +146,13 @@ describe('request ids and logs', () => {
 });
 
 describe('health and shutdown', () => {
-  it('reports readiness of the sandbox and the store', async () => {
+  it('reports readiness of the sandbox, the store and the configuration', async () => {
     const response = await loopbackFetch(`${plane.adminUrl}/readyz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ready: true, checks: { sandbox: 'ok', store: 'ok' } });
+    expect(await response.json()).toEqual({
+      ready: true,
+      checks: { sandbox: 'ok', store: 'ok', configuration: 'ok' },
+    });
   });
 
   it('lets a running call finish on shutdown and refuses new ones', async () => {
