@@ -56,13 +56,18 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${banner.join('\n')}\n`);
 
-  let stopping = false;
+  // A supervisor's SIGTERM to the process group reaches node twice (directly,
+  // and forwarded by a wrapper such as tsx or npm): a repeat within
+  // REPEAT_WINDOW_MS is the same request. A later one means "now".
+  const REPEAT_WINDOW_MS = 2000;
+  let stoppingSince: number | undefined;
   const stop = (signal: string) => {
-    if (stopping) {
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < REPEAT_WINDOW_MS) return;
       log.warn({ signal }, 'second signal: exiting without waiting');
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     log.info({ signal }, 'shutting down');
     app.close().then(
       () => process.exit(0),

@@ -37,6 +37,7 @@ import { ConfigSync } from './config-sync.js';
 import { prepareDashboard } from './dashboard-assets.js';
 import { poolBudget } from './pool-budget.js';
 import { LiveReplicas } from './live-replicas.js';
+import { checkDockerEngine } from './docker-preflight.js';
 import { createSandboxDriver } from './sandbox-driver.js';
 
 export const VERSION = '0.1.0';
@@ -65,6 +66,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     }
   };
   try {
+    // Nothing is written (data directory, a generated master.key) before the engine answers.
+    if (config.sandboxDriver === 'docker') await checkDockerEngine();
     mkdirSync(config.dataDir, { recursive: true });
     const masterKey = loadMasterKey({
       configured: config.masterKey,
