@@ -30,7 +30,7 @@ export default tseslint.config(
       'data/',
       'test-artifacts/',
       'test/fixtures/hostile/',
-      '.probe/',
+      '.probe*/',
     ],
   },
   js.configs.recommended,
