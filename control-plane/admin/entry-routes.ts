@@ -184,7 +184,21 @@ function uriToRead(resource: ResourceRecord, body: ReadResourceBody): string {
       { details: problems },
     );
   }
-  return template.expand(variables);
+  // What the template cannot make back into these values (an empty value, one
+  // holding what its expression excludes, a lone surrogate) is the admin's mistake.
+  let expanded: string | undefined;
+  try {
+    expanded = template.expand(variables);
+  } catch {
+    expanded = undefined;
+  }
+  if (expanded === undefined || template.match(expanded) === undefined) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `these variables do not make a URI that ${template.template} matches: a value is empty, or holds what its expression excludes (e.g. "/" in {name})`,
+    );
+  }
+  return expanded;
 }
 
 /**

@@ -222,8 +222,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         config.rateLimitPerMinute === 0
           ? null
           : { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst },
-      takeRate: (subdomain, quotaKey, limit, count) =>
-        rateLimiter.take(subdomain, quotaKey, limit, count),
+      takeRate: (subdomain, quotaKey, limit, count, alreadyTaken) =>
+        rateLimiter.take(subdomain, quotaKey, limit, count, alreadyTaken),
       onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
     const adminContext: AdminContext = {

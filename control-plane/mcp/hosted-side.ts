@@ -30,7 +30,13 @@ export interface HostedSideOptions {
   /** Limit of servers without their own `rateLimit`; null = unlimited. */
   defaultRateLimit: RateLimit | null;
   /** Takes requests of a caller from its bucket (see RateLimiter.take). */
-  takeRate(subdomain: string, quotaKey: string, limit: RateLimit, count?: number): RateDecision;
+  takeRate(
+    subdomain: string,
+    quotaKey: string,
+    limit: RateLimit,
+    count?: number,
+    alreadyTaken?: number,
+  ): RateDecision;
   /** Counts a request refused on `/mcp` before the endpoint (`reason`: origin, rate). */
   onRefused(subdomain: string, reason: 'origin' | 'rate'): void;
 }
@@ -137,7 +143,7 @@ export function createHostedSide(options: HostedSideOptions) {
     // before any of them is answered.
     const chargeBatch = (requests: number) => {
       if (!limit || requests <= 1) return;
-      const more = options.takeRate(subdomain, quotaKey, limit, requests - 1);
+      const more = options.takeRate(subdomain, quotaKey, limit, requests - 1, 1);
       if (!more.allowed) {
         options.onRefused(subdomain, 'rate');
         throw rateLimited(limit, more.retryAfterSeconds);

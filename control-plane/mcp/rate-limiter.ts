@@ -45,10 +45,19 @@ export class RateLimiter {
 
   /**
    * Takes `count` requests of `quotaKey` on `subdomain` from its bucket under
-   * `limit` (a batch is several); at most the bucket's capacity, or a batch
-   * larger than the burst could never pass.
+   * `limit`, `alreadyTaken` of the same message having been paid for by an
+   * earlier call (a batch: its POST paid one token before the body was read).
+   * Every request is paid: a batch larger than the bucket passes from a full
+   * bucket and leaves it in debt, which the refill pays back before the
+   * caller's next request.
    */
-  take(subdomain: string, quotaKey: string, limit: RateLimit, count = 1): RateDecision {
+  take(
+    subdomain: string,
+    quotaKey: string,
+    limit: RateLimit,
+    count = 1,
+    alreadyTaken = 0,
+  ): RateDecision {
     const share = Math.max(1, this.#share());
     const perMs = limit.perMinute / share / MS_PER_MINUTE;
     // A share of the burst, but at least one request, or a small burst would refuse everything.
@@ -71,14 +80,17 @@ export class RateLimiter {
       }
     }
     this.#buckets.set(key, bucket);
-    const cost = Math.min(Math.max(1, count), capacity);
-    if (bucket.tokens >= cost) {
-      bucket.tokens -= cost;
+    // What must be in the bucket now: the whole message, at most a full bucket.
+    const needed = Math.min(count + alreadyTaken, capacity) - alreadyTaken;
+    if (bucket.tokens >= needed) {
+      bucket.tokens -= count;
       return { allowed: true };
     }
+    // A retry pays `alreadyTaken` again before this check.
+    const missing = needed + alreadyTaken - bucket.tokens;
     return {
       allowed: false,
-      retryAfterSeconds: Math.max(1, Math.ceil((cost - bucket.tokens) / perMs / 1000)),
+      retryAfterSeconds: Math.max(1, Math.ceil(missing / perMs / 1000)),
     };
   }
 

@@ -188,6 +188,17 @@ async function saveDefinition<K extends EntryKind>(
   definition: EntryDefinitions[K],
 ): Promise<EntryRecord<K>> {
   const now = context.now();
+  // The server's row first, then the entry's: one lock order with a server's
+  // deletion (which cascades to its entries), and every save of a server's
+  // entries in turn, so two cannot both pass the bounds checked below.
+  if (context.dialect === 'postgres') {
+    await trx
+      .selectFrom('servers')
+      .select('id')
+      .where('id', '=', target.serverId)
+      .forUpdate()
+      .execute();
+  }
   const existing = await trx
     .selectFrom('server_entries')
     .select(['id', 'version', 'created_at'])
@@ -251,8 +262,8 @@ async function saveDefinition<K extends EntryKind>(
  * MAX_ENTRIES_PER_KIND entries of a kind and MAX_TEMPLATES_PER_SERVER
  * templates, the server's prompts and resources within its byte budget
  * (every replica holds them in memory), a static resource's contents within
- * what one read may answer, and one resource per URI or template. On
- * PostgreSQL the server's row is locked first, so two saves of different
+ * what one read may answer, and one resource per URI or template. The
+ * caller holds the server's row (PostgreSQL), so two saves of different
  * entries cannot both pass the checks and together break them.
  */
 async function checkServerBounds(
@@ -265,14 +276,6 @@ async function checkServerBounds(
   resource: ResourceDefinition | undefined,
 ): Promise<void> {
   const { plural } = ENTRY_SPECS[kind];
-  if (context.dialect === 'postgres') {
-    await trx
-      .selectFrom('servers')
-      .select('id')
-      .where('id', '=', target.serverId)
-      .forUpdate()
-      .execute();
-  }
   const others = trx
     .selectFrom('server_entries')
     .where('server_id', '=', target.serverId)

@@ -2,10 +2,9 @@
  * RFC 6570 URI templates of resource templates (`test://items/{id}`): parsed
  * and checked when a resource is saved, matched against the URIs clients
  * read or subscribe to. Matching is ours and deterministic, without regular
- * expressions: a template becomes a row of literals and value slots, and
- * each slot ends where the next literal first occurs (the last literal is
- * anchored at the URI's end). One pass of `indexOf` per slot, whatever the
- * template: a client's URI cannot make a backtracking engine (or RE2's NFA,
+ * expressions: a template becomes a row of literals and value slots, and the
+ * literals between slots are found with one indexOf or lastIndexOf each (see
+ * matchUri). A client's URI cannot make a backtracking engine (or RE2's NFA,
  * ~0.7 s per 2 KiB URI on a crafted template) stall the main thread.
  *
  * Supported: simple strings (`{var}`), reserved (`{+var}`), fragment
@@ -189,33 +188,51 @@ function matchRow(parts: (string | Expression)[]): (string | Slot)[] {
   return items;
 }
 
+/**
+ * The values of `uri`, or undefined. Boundaries (the literals between slots)
+ * are found left to right at their first occurrence until one whose next
+ * slot may not contain it (`{+dir}/{name}`: a name holds no "/"); from there
+ * they are found right to left, from the anchored tail, at their last
+ * occurrence. The slot where the two passes meet takes what lies between.
+ * Linear in the URI: one indexOf or lastIndexOf per boundary.
+ */
 function matchUri(items: (string | Slot)[], uri: string): Record<string, string> | undefined {
   if (uri.length > MAX_MATCHED_URI_LENGTH) return undefined;
   const head = items[0] as string;
   const tail = items[items.length - 1] as string;
   // Both ends first: most URIs of other templates fail here, before any scan.
   if (!uri.startsWith(head) || !uri.endsWith(tail)) return undefined;
-  const values: Record<string, string> = Object.create(null);
+  const slotCount = (items.length - 1) / 2;
+  const slot = (i: number) => items[2 * i - 1] as Slot;
+  const boundary = (i: number) => items[2 * i] as string;
+  const raw: string[] = [];
   let position = head.length;
-  for (let i = 1; i < items.length; i += 2) {
-    const slot = items[i] as Slot;
-    const next = items[i + 1] as string;
-    const last = i + 2 >= items.length;
-    let end: number;
-    if (last) {
-      // The final literal is anchored at the end: a value may hold what it would repeat.
-      end = uri.length - next.length;
-      if (end < position || !uri.endsWith(next)) return undefined;
-    } else {
-      end = uri.indexOf(next, slot.mayBeEmpty ? position : position + 1);
-      if (end === -1) return undefined;
-    }
-    const raw = uri.slice(position, end);
-    if ((!slot.mayBeEmpty && raw.length === 0) || slot.excluded.test(raw)) return undefined;
-    values[slot.name] = decode(raw);
-    position = end + next.length;
+  let meet = 1;
+  for (; meet < slotCount && !slot(meet + 1).excluded.test(boundary(meet)); meet++) {
+    const literal = boundary(meet);
+    const at = uri.indexOf(literal, slot(meet).mayBeEmpty ? position : position + 1);
+    if (at === -1) return undefined;
+    raw[meet] = uri.slice(position, at);
+    position = at + literal.length;
   }
-  return position === uri.length ? values : undefined;
+  let end = uri.length - tail.length;
+  if (end < position) return undefined;
+  for (let i = slotCount; i > meet; i--) {
+    const literal = boundary(i - 1);
+    const at = uri.lastIndexOf(literal, end - literal.length - (slot(i).mayBeEmpty ? 0 : 1));
+    if (at === -1 || at < position) return undefined;
+    raw[i] = uri.slice(at + literal.length, end);
+    end = at;
+  }
+  raw[meet] = uri.slice(position, end);
+  const values: Record<string, string> = Object.create(null);
+  for (let i = 1; i <= slotCount; i++) {
+    const { name, excluded, mayBeEmpty } = slot(i);
+    const value = raw[i]!;
+    if ((!mayBeEmpty && value.length === 0) || excluded.test(value)) return undefined;
+    values[name] = decode(value);
+  }
+  return values;
 }
 
 function expand(part: Expression, values: Readonly<Record<string, string>>): string {
@@ -230,7 +247,8 @@ function expand(part: Expression, values: Readonly<Record<string, string>>): str
     case '#':
       return '#' + encoded.join(',');
     case '.':
-      return encoded.map((value) => '.' + value).join('');
+      // A label holds no ".", so one in a value is encoded (match decodes it).
+      return encoded.map((value) => '.' + value.replaceAll('.', '%2E')).join('');
     case '/':
       return encoded.map((value) => '/' + value).join('');
     case '?':

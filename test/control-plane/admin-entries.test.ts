@@ -503,6 +503,14 @@ describe('previews', () => {
       variables: { city: 'Paris' },
     });
     expect(both.status).toBe(400);
+    // Values the template cannot make into a URI it matches: refused, not a 404 or a 500.
+    for (const city of ['', '\ud800']) {
+      const unmakeable = await plane.admin('POST', `${RESOURCES}/weather/read`, {
+        variables: { city },
+      });
+      expect(unmakeable.status, JSON.stringify(unmakeable.body)).toBe(400);
+      expect(unmakeable.body.error.message).toContain('do not make a URI that');
+    }
     const unmatched = await plane.admin('POST', `${RESOURCES}/weather/read`, {
       uri: 'docs://handbook',
     });

@@ -12,19 +12,21 @@ let plane: TestControlPlane;
 
 beforeAll(async () => {
   plane = await startTestControlPlane({ GENERIC_POOL_SIZE: '0', POOL_MIN_WARM: '0' });
-  expect((await plane.admin('POST', '/api/servers', { subdomain: 'batched' })).status).toBe(201);
-  const limited = await plane.admin('PATCH', '/api/servers/batched/settings', {
-    rateLimit: { perMinute: 60, burst: 6 },
-  });
-  expect(limited.status, JSON.stringify(limited.body)).toBe(200);
+  for (const subdomain of ['batched', 'bigger']) {
+    expect((await plane.admin('POST', '/api/servers', { subdomain })).status).toBe(201);
+    const limited = await plane.admin('PATCH', `/api/servers/${subdomain}/settings`, {
+      rateLimit: { perMinute: 60, burst: 6 },
+    });
+    expect(limited.status, JSON.stringify(limited.body)).toBe(200);
+  }
 }, 120_000);
 
 afterAll(async () => {
   await plane?.close();
 });
 
-function post(body: unknown, session?: string): Promise<Response> {
-  return loopbackFetch(plane.mcpUrl('batched'), {
+function post(body: unknown, session?: string, subdomain = 'batched'): Promise<Response> {
+  return loopbackFetch(plane.mcpUrl(subdomain), {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -36,8 +38,28 @@ function post(body: unknown, session?: string): Promise<Response> {
   });
 }
 
-const pings = (from: number) =>
-  Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: from + i, method: 'ping' }));
+const pings = (from: number, length = 5) =>
+  Array.from({ length }, (_, i) => ({ jsonrpc: '2.0', id: from + i, method: 'ping' }));
+
+async function open(subdomain: string): Promise<string> {
+  const opened = await post(
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-03-26',
+        capabilities: {},
+        clientInfo: { name: 't', version: '1' },
+      },
+    },
+    undefined,
+    subdomain,
+  );
+  expect(opened.status).toBe(200);
+  await opened.text();
+  return opened.headers.get('mcp-session-id')!;
+}
 
 it('charges a batch one token per request, and refuses one the caller cannot pay for', async () => {
   const opened = await post({
@@ -63,3 +85,21 @@ it('charges a batch one token per request, and refuses one the caller cannot pay
   expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect(await second.json()).toMatchObject({ error: { data: { code: 'ERR_RATE_LIMITED' } } });
 });
+
+it('takes a batch larger than the burst from a full bucket, and the caller then waits it off', async () => {
+  const session = await open('bigger');
+  // 5 of 6 tokens left: the POST takes one, the other 9 requests need a full bucket.
+  const early = await post(pings(10, 10), session, 'bigger');
+  expect(early.status).toBe(429);
+  const wait = Number(early.headers.get('retry-after'));
+  expect(wait).toBe(2);
+  await early.text();
+  await new Promise((resolve) => setTimeout(resolve, wait * 1000 + 100));
+  const full = await post(pings(30, 10), session, 'bigger');
+  expect(full.status).toBe(200);
+  expect(await full.json()).toHaveLength(10);
+  // All ten were paid: the bucket is in debt, and the next request is refused.
+  const after = await post({ jsonrpc: '2.0', id: 99, method: 'ping' }, session, 'bigger');
+  expect(after.status).toBe(429);
+  expect(Number(after.headers.get('retry-after'))).toBeGreaterThanOrEqual(4);
+}, 30_000);

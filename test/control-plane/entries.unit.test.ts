@@ -220,6 +220,27 @@ describe('parseUriTemplate', () => {
     expect(parseUriTemplate(`many://${sixteen}`).variables).toHaveLength(16);
   });
 
+  it('splits where the next value cannot hold the literal, and matches what it expands', () => {
+    const cases: [string, string, Record<string, string>][] = [
+      ['file:///{+dir}/{name}', 'file:///a/b/c.txt', { dir: 'a/b', name: 'c.txt' }],
+      ['file:///{name}{.ext}', 'file:///archive.tar.gz', { name: 'archive.tar', ext: 'gz' }],
+      ['x://{+p}{/id}', 'x://a/b/c', { p: 'a/b', id: 'c' }],
+      ['file:///{+path}/raw', 'file:///a/raw/b/raw', { path: 'a/raw/b' }],
+      ['x://{a}/{b}/{c}', 'x://1/2/3', { a: '1', b: '2', c: '3' }],
+      ['s://find{?q,limit}', 's://find?q=x%26y&limit=5', { q: 'x&y', limit: '5' }],
+    ];
+    for (const [template, uri, values] of cases) {
+      const parsed = parseUriTemplate(template);
+      expect({ ...parsed.match(uri) }, `${template} ~ ${uri}`).toEqual(values);
+      expect({ ...parsed.match(parsed.expand(values)) }, `${template} round trip`).toEqual(values);
+    }
+    expect(parseUriTemplate('x://{a}/{b}/{c}').match('x://1/2/3/4')).toBeUndefined();
+    // A label's value may hold a dot: expanded as %2E, decoded again.
+    const label = parseUriTemplate('x://h{.a}');
+    expect(label.expand({ a: 'v1.2' })).toBe('x://h.v1%2E2');
+    expect({ ...label.match(label.expand({ a: 'v1.2' })) }).toEqual({ a: 'v1.2' });
+  });
+
   it('refuses variables with nothing between them, which no URI can tell apart', () => {
     for (const template of ['x://{a}{b}', 'x://{+a}{+b}!', 'x://{a}/{b}{+c}']) {
       expect(() => parseUriTemplate(template)).toThrow(

@@ -16,16 +16,39 @@ describe('RateLimiter', () => {
     expect(take().allowed).toBe(false);
   });
 
-  it('takes several tokens for a batch, at most the burst', () => {
+  it('makes a batch pay for every request, a larger one than the burst in debt', () => {
     let now = 0;
     const limiter = new RateLimiter({ now: () => now });
-    expect(limiter.take('a', 'alice', LIMIT, 2).allowed).toBe(true);
-    expect(limiter.take('a', 'alice', LIMIT, 2)).toEqual({ allowed: false, retryAfterSeconds: 1 });
-    now += 1000; // 1 + 1 token: not the 3 a batch larger than the burst costs
-    expect(limiter.take('a', 'alice', LIMIT, 100).allowed).toBe(false);
-    now += 1000; // full: a batch larger than the burst costs the whole burst, and passes
-    expect(limiter.take('a', 'alice', LIMIT, 100).allowed).toBe(true);
+    // A batch of 2 after its POST's token: 2 tokens of 3.
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT, 1, 1).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
     expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(false);
+    now += 3000; // full again
+    // A batch of 10 (the POST's token, then 9) passes from a full bucket...
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT, 9, 1).allowed).toBe(true);
+    // ...and leaves a debt of 7: the next request waits 8 s (one a second), not 1.
+    now += 7000;
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(false);
+    now += 1000;
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+  });
+
+  it('tells a refused batch how long until a full bucket would take it', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ now: () => now });
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    // One token left: the POST of a batch of 10 takes it, the rest is refused.
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT, 9, 1)).toEqual({
+      allowed: false,
+      retryAfterSeconds: 3,
+    });
+    now += 3000;
+    expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    expect(limiter.take('a', 'alice', LIMIT, 9, 1).allowed).toBe(true);
   });
 
   it('keeps servers and callers apart', () => {
