@@ -45,6 +45,14 @@ export function createAdminApi(options: AdminApiOptions): Handler {
   addSecretRoutes(api, options.context);
   addInvocationRoutes(api, options.context);
   addPoolRoutes(api, options.context);
+  // The new token is answered once and never stored: only its hash is.
+  api.add('POST', '/api/admin-token/rotate', async ({ res }) => {
+    const token = await options.token.rotate(options.context.store);
+    sendJson(res, 200, {
+      token,
+      note: 'the previous admin token no longer works; this one is shown only now',
+    });
+  });
 
   const checkToken = (req: IncomingMessage, token: AdminToken, alternative?: AdminToken) => {
     try {

@@ -3,5 +3,5 @@
  */
 export { createAdminApi } from './admin-api.js';
 export type { AdminContext } from './admin-context.js';
-export { AdminToken } from './admin-token.js';
+export { ADMIN_TOKEN_META_KEY, AdminToken, generateAdminToken } from './admin-token.js';
 export type { ServerView } from './server-view.js';

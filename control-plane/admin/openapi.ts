@@ -138,6 +138,12 @@ const OPERATIONS: Operation[] = [
     path: '/api/pools/{sub}/{tool}/drain',
     summary: 'Retire the containers of a tool’s own pool',
   },
+  {
+    method: 'post',
+    path: '/api/admin-token/rotate',
+    summary:
+      'Replace a generated admin token: the new one is answered once, the old one refused on every replica (409 while ADMIN_TOKEN is set)',
+  },
 ];
 
 /** The operations prompts and resources share (entry-routes.ts registers them for both). */

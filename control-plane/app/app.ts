@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { checkToolSyntax } from '../../src/tool-code/index.js';
-import { AdminToken } from '../admin/index.js';
+import { ADMIN_TOKEN_META_KEY, AdminToken } from '../admin/index.js';
 import { createAdminApi } from '../admin/index.js';
 import type { AdminContext } from '../admin/index.js';
 import { fetchAuthorizationServerMetadata } from '../auth/index.js';
@@ -90,7 +90,15 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const metricsToken =
       config.metricsToken === undefined
         ? undefined
-        : (await AdminToken.resolve(config.metricsToken, store)).token;
+        : AdminToken.fromConfigured(config.metricsToken);
+    // A token rotated through another replica (or `npm run admin-token`) replaces this one.
+    const stopTokenSync = store.onChange((change) => {
+      if (change.kind !== 'meta' && change.kind !== 'resync') return;
+      token
+        .refresh(store)
+        .catch((error: unknown) => log.warn({ err: error }, 'admin token not re-read'));
+    });
+    closers.push(stopTokenSync);
 
     const cache = new ConfigCache(store, {
       log: (message) => log.warn({ component: 'config-cache' }, message),
@@ -264,7 +272,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
             },
           );
         await check('sandbox', driver.ping());
-        await check('store', store.getMeta('admin_token_sha256'));
+        await check('store', store.getMeta(ADMIN_TOKEN_META_KEY));
         // Serving stale configuration is not ready: e.g. a replica whose MASTER_KEY
         // cannot decrypt a secret another replica saved.
         const failure = cache.loadFailure();
