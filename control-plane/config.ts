@@ -15,6 +15,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { McphostError } from './errors.js';
 import { describeProblems } from './validation-problems.js';
@@ -116,6 +117,18 @@ export const CONFIG_TABLE = {
     'EGRESS_ALLOW',
     'comma-separated addresses/CIDRs/hosts (each with an optional :port) that tool egress may reach besides globally reachable addresses',
     csv,
+    '',
+  ),
+  trustedProxies: entry(
+    'TRUSTED_PROXIES',
+    'comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For names the client (logs, the invocation log, per-client limits); empty = the socket peer is the client',
+    csv.refine(
+      (entries) =>
+        entries.every((entry) =>
+          entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry),
+        ),
+      'each entry is an IP address or a CIDR range, e.g. 10.0.0.0/8',
+    ),
     '',
   ),
   oauthAllowInsecureLoopback: entry(

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMcphostError, McphostError, publicErrorOf } from '../errors.js';
 import type { McphostErrorCode } from '../errors.js';
-import { parseInput, requestIdOf, sendJson } from '../http/index.js';
+import { clientAddressFromHeaders, parseInput, requestIdOf, sendJson } from '../http/index.js';
 import type { Router } from '../http/index.js';
 import {
   ENTRY_KINDS,
@@ -126,6 +126,7 @@ async function answerRun(
   const run: EntryRunContext = {
     caller: { kind: 'admin' },
     requestId: requestIdOf(req),
+    clientAddress: clientAddressFromHeaders(req.headers),
     onLog: (entry) => logs.push(entry),
   };
   try {

@@ -12,7 +12,7 @@ import { toolNameSchema, type ToolRecord } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
-import { requestIdOf } from '../http/index.js';
+import { clientAddressFromHeaders, requestIdOf } from '../http/index.js';
 
 export function addToolRoutes(router: Router, context: AdminContext): void {
   const { config, store } = context;
@@ -80,6 +80,7 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
       args: body.params,
       caller: { kind: 'admin' },
       requestId: requestIdOf(req),
+      clientAddress: clientAddressFromHeaders(req.headers),
     });
     // The tool ran (or was refused) as a client's call would be: 200 with ok/error.
     // When mcphost itself could not run it (no capacity, engine down), its status says so.

@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import { isMcphostError } from '../errors.js';
 import { createHostedSide } from '../mcp/index.js';
 import { startListeners, type Listeners } from '../http/index.js';
-import { OAuthGate } from '../http/index.js';
+import { OAuthGate, TrustedProxies } from '../http/index.js';
 import { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Logger } from '../logger.js';
 import { createHostedMcpServer } from '../mcp/index.js';
@@ -290,12 +290,14 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       adminPort: config.adminPort,
       host: config.listenHost,
       baseDomain: config.baseDomain,
+      trustedProxies: TrustedProxies.parse(config.trustedProxies),
       hosted,
       admin,
-      onRequest: (side, route, status, seconds, requestId) => {
+      onRequest: (side, route, status, seconds, requestId, client) => {
         metrics.httpRequest(side, route, status, seconds);
         // Hosted traffic is the hot path: its access lines are debug; admin calls are info.
-        const fields = { requestId, side, route, status, ms: Math.round(seconds * 1e4) / 10 };
+        const ms = Math.round(seconds * 1e4) / 10;
+        const fields = { requestId, side, route, status, ms, client };
         if (side === 'admin') httpLog.info(fields, 'request');
         else httpLog.debug(fields, 'request');
       },

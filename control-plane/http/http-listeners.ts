@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { McphostError } from '../errors.js';
 import { sendError } from './error-response.js';
 import { createHostRouter } from './host-routing.js';
+import { assignClientAddress, type TrustedProxies } from './client-address.js';
 import { assignRequestId, routeOf } from './request-context.js';
 
 export interface ListenerOptions {
@@ -18,6 +19,8 @@ export interface ListenerOptions {
   adminPort?: number;
   host: string;
   baseDomain: string;
+  /** Reverse proxies whose X-Forwarded-For names the client. */
+  trustedProxies: TrustedProxies;
   hosted(req: IncomingMessage, res: ServerResponse, url: URL, subdomain: string): Promise<void>;
   admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
   /** Called once per answered request. */
@@ -27,6 +30,7 @@ export interface ListenerOptions {
     status: number,
     seconds: number,
     requestId: string,
+    client: string | undefined,
   ): void;
   onError(error: unknown, requestId: string): void;
 }
@@ -51,6 +55,7 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
     (accepts: 'any' | 'hosted' | 'admin') => (req: IncomingMessage, res: ServerResponse) => {
       const started = performance.now();
       const requestId = assignRequestId(req);
+      const client = assignClientAddress(req, options.trustedProxies);
       res.setHeader('x-request-id', requestId);
       const url = new URL(req.url ?? '/', 'http://request.invalid');
       const target = route(req.headers.host);
@@ -63,6 +68,7 @@ export async function startListeners(options: ListenerOptions): Promise<Listener
           res.writableFinished ? res.statusCode : 499,
           (performance.now() - started) / 1000,
           requestId,
+          client,
         ),
       );
       if (draining) {

@@ -29,6 +29,8 @@ import type { Caller, InvocableTool, InvokeRequest, InvokeResult } from './tool-
 export interface EntryRunContext {
   caller: Caller;
   requestId: string;
+  /** The client's address, for the invocation log. */
+  clientAddress?: string;
   signal?: AbortSignal;
   /** The MCP client (progress, elicitation, sampling); absent in an admin test run. */
   client?: CallingClient;
@@ -193,6 +195,7 @@ export class EntryRunner {
       args: params,
       caller: run.caller,
       requestId: run.requestId,
+      clientAddress: run.clientAddress,
       signal: run.signal,
       client: run.client,
       onLog: run.onLog,

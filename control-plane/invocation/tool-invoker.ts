@@ -96,6 +96,8 @@ export interface InvocationLogEntry {
   logs: LogEntry[];
   caller: Caller;
   requestId: string;
+  /** The client's address, when known. */
+  client: string | null;
 }
 
 export interface InvokeRequest {
@@ -104,6 +106,8 @@ export interface InvokeRequest {
   args: Record<string, unknown> | undefined;
   caller: Caller;
   requestId: string;
+  /** The client's address (see http/client-address.ts), for the invocation log. */
+  clientAddress?: string;
   signal?: AbortSignal;
   /** Each console line, redacted, while the call runs. */
   onLog?: (entry: LogEntry) => void;
@@ -309,6 +313,7 @@ export class ToolInvoker {
       logs: outcome.logs,
       caller: request.caller,
       requestId: request.requestId,
+      client: request.clientAddress ?? null,
     });
     const measured = { logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };
     if (!outcome.ok) return { ok: false, error: outcome.error, ...measured };

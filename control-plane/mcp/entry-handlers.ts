@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isMcphostError, McphostError } from '../errors.js';
-import { requestIdFromHeaders } from '../http/index.js';
+import { clientAddressFromHeaders, requestIdFromHeaders } from '../http/index.js';
 import type { Caller, EntryRunContext, EntryRunner } from '../invocation/index.js';
 import type { PromptRecord, ResourceRecord } from '../store/index.js';
 import { callingClientFor } from './calling-client.js';
@@ -83,6 +83,7 @@ export function addEntryHandlers(
   ): EntryRunContext => ({
     caller: context.caller,
     requestId: requestIdFromHeaders(extra.requestInfo?.headers),
+    clientAddress: clientAddressFromHeaders(extra.requestInfo?.headers),
     signal: extra.signal,
     client: callingClientFor(server, request, extra),
     onLog: logForwarder(extra, logger, session.minimumLevel),

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McphostError } from '../errors.js';
 import type { Authentication } from '../http/index.js';
-import { sendError, sendJson, sendJsonRpcError } from '../http/index.js';
+import { clientAddressFromHeaders, sendError, sendJson, sendJsonRpcError } from '../http/index.js';
 import { corsHeaders, decideOrigin, preflightHeaders } from '../http/index.js';
 import { setRoute } from '../http/index.js';
 import type { RateLimit, ServerRecord } from '../store/index.js';
@@ -126,7 +126,8 @@ export function createHostedSide(options: HostedSideOptions) {
       return;
     }
     const caller = authentication.caller;
-    const quotaKey = quotaKeyOf(caller, req.socket.remoteAddress);
+    // The client behind TRUSTED_PROXIES, else the socket's peer (the listener set it).
+    const quotaKey = quotaKeyOf(caller, clientAddressFromHeaders(req.headers));
     const limit = server.rateLimit ?? options.defaultRateLimit;
     const decision: RateDecision = limit
       ? options.takeRate(subdomain, quotaKey, limit)

@@ -17,7 +17,7 @@ import {
 import type { LogLevel } from '../../src/protocol/index.js';
 import type { LogEntry } from '../sandbox/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
-import { requestIdFromHeaders } from '../http/index.js';
+import { clientAddressFromHeaders, requestIdFromHeaders } from '../http/index.js';
 import type { Caller, CallingClient, InvocableTool, ToolInvoker } from '../invocation/index.js';
 import { toProtocolError } from './protocol-error.js';
 import { toCallToolResult } from './tool-result.js';
@@ -102,6 +102,7 @@ export async function callTool(
       args: request.params.arguments,
       caller: context.caller,
       requestId: requestIdFromHeaders(extra.requestInfo?.headers),
+      clientAddress: clientAddressFromHeaders(extra.requestInfo?.headers),
       signal: extra.signal,
       client: session.client,
       onLog: logForwarder(extra, name, session.minimumLevel),

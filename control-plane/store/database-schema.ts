@@ -102,6 +102,8 @@ export interface InvocationsTable {
   request_id: string | null;
   /** What ran: tool, prompt, resource or completion (migration 0006). */
   kind: Generated<string>;
+  /** The client's address (migration 0006); null when unknown or before it. */
+  client_address: string | null;
 }
 
 /** A prompt or resource of a server (migration 0006). */

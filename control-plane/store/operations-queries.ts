@@ -135,6 +135,7 @@ export async function listInvocations(
         'error_message',
         'caller',
         'request_id',
+        'client_address',
       ])
       .select(logBytes.as('log_bytes'))
       .$if(server !== undefined, (select) => select.where('server', '=', server as string))

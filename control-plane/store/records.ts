@@ -323,6 +323,8 @@ export const invocationRecordSchema = z.object({
   /** Who called: e.g. `{kind: 'admin'}` or `{kind: 'oauth', subject}`; never a token. */
   caller: z.unknown().default(null),
   requestId: z.string().max(256).nullable().default(null),
+  /** The client's address (behind TRUSTED_PROXIES, the one they name). */
+  client: z.string().max(64).nullable().default(null),
 });
 /** An invocation log entry as accepted (defaults optional). */
 export type InvocationRecordInput = z.input<typeof invocationRecordSchema>;

@@ -157,6 +157,7 @@ export function invocationToRow(
     logs: JSON.stringify(entry.logs),
     caller: JSON.stringify(entry.caller ?? null),
     request_id: entry.requestId,
+    client_address: entry.client,
   };
 }
 
@@ -176,5 +177,6 @@ export function invocationFromRow(row: Selectable<InvocationsTable>): Invocation
     logs: JSON.parse(row.logs),
     caller: JSON.parse(row.caller),
     requestId: row.request_id,
+    client: row.client_address,
   };
 }

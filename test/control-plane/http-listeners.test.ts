@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GENERIC_MESSAGE, McphostError } from '../../control-plane/errors.js';
+import { TrustedProxies } from '../../control-plane/http/index.js';
 import { startListeners, type Listeners } from '../../control-plane/http/http-listeners.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { freePort } from '../support/loopback-server.js';
@@ -24,6 +25,7 @@ beforeAll(async () => {
     adminPort: await freePort(),
     host: '127.0.0.1',
     baseDomain: 'localhost',
+    trustedProxies: TrustedProxies.parse([]),
     hosted: async (_req, _res, url) => {
       throw thrown[url.pathname];
     },

@@ -20,6 +20,7 @@ import { loadConfig, serverAddress, type Config } from '../../control-plane/conf
 import { GENERIC_MESSAGE } from '../../control-plane/errors.js';
 import { sendJson } from '../../control-plane/http/error-response.js';
 import { startListeners, type Listeners } from '../../control-plane/http/http-listeners.js';
+import { TrustedProxies } from '../../control-plane/http/index.js';
 import { OAuthGate } from '../../control-plane/http/oauth-gate.js';
 import { DEFAULT_SERVER_TENANCY, type ServerRecord } from '../../control-plane/store/records.js';
 import { signToken, validClaims } from '../auth/helpers/forge-token.js';
@@ -94,6 +95,7 @@ async function startGate(
     port,
     host: '127.0.0.1',
     baseDomain: 'localhost',
+    trustedProxies: TrustedProxies.parse([]),
     // As the hosted side answers: the refusal as the gate gives it; here 200 when admitted.
     hosted: async (req, res, url, subdomain) => {
       const server = servers.find((candidate) => candidate.subdomain === subdomain)!;

@@ -460,6 +460,8 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
           ...sampleInvocation(3, { server }),
           // Entries written without a kind are tool calls.
           kind: 'tool',
+          // And without a client address, have none.
+          client: null,
           durationMs: 13,
           errorCode: null,
           errorMessage: null,

@@ -3,7 +3,8 @@
  * row per entry with its current definition as JSON text, and every saved
  * version beside it. Deleting a server or an entry takes its history along.
  * The invocation log gains the kind of code that ran (tool, prompt,
- * resource, completion); rows written before it were all tools.
+ * resource, completion; rows written before it were all tools) and the
+ * client's address.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 
@@ -42,5 +43,7 @@ export const serverEntriesMigration: Migration = {
       .alterTable('invocations')
       .addColumn('kind', 'text', (column) => column.notNull().defaultTo(sql`'tool'`))
       .execute();
+    // The caller's address (TRUSTED_PROXIES decides when X-Forwarded-For counts).
+    await db.schema.alterTable('invocations').addColumn('client_address', 'text').execute();
   },
 };
