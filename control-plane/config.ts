@@ -515,10 +515,25 @@ function parseConfig(sources: readonly Source[]): Config {
 }
 
 /**
- * Reads the configuration from `env` (default `process.env`) and, for names
- * not set there, from `<cwd>/.env`. Throws ERR_CONFIG naming every bad variable.
+ * The settings file of a process started from a checkout: `MCPHOST_ENV_FILE`,
+ * else `mcphost.env` in the working directory. Never `.env`: that is
+ * compose's file (it reads it to fill compose.yaml, and passes it to the
+ * container), and a production `PUBLIC_URL_TEMPLATE` in it must not reach an
+ * `npm start` on the same checkout.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env'): Config {
+export function settingsFileOf(env: NodeJS.ProcessEnv = process.env): string {
+  return env.MCPHOST_ENV_FILE || 'mcphost.env';
+}
+
+/**
+ * Reads the configuration from `env` (default `process.env`) and, for names
+ * not set there, from the settings file (see settingsFileOf). Throws
+ * ERR_CONFIG naming every bad variable.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  dotenvPath = settingsFileOf(env),
+): Config {
   const fromFile = existsSync(dotenvPath) ? parseEnv(readFileSync(dotenvPath, 'utf8')) : {};
   return parseConfig([env, fromFile]);
 }

@@ -3,6 +3,7 @@
  * answers (and the admin token, once, when it was generated), and shuts down
  * cleanly on SIGINT/SIGTERM. `--demo` also creates a demo server.
  */
+import { existsSync } from 'node:fs';
 import { isMcphostError } from './errors.js';
 import { loadConfig, serverAddress } from './config.js';
 import { createLogger } from './logger.js';
@@ -10,6 +11,12 @@ import { startApp } from './app/index.js';
 import { createDemoServer } from './app/index.js';
 
 async function main(): Promise<void> {
+  // One settings source per mode: a compose `.env` beside the checkout is not read.
+  if (!process.env.MCPHOST_ENV_FILE && existsSync('.env') && !existsSync('mcphost.env')) {
+    console.warn(
+      "mcphost: ./.env is not read (it is compose's file); put settings for npm start in mcphost.env, or set MCPHOST_ENV_FILE",
+    );
+  }
   let config;
   try {
     config = loadConfig();

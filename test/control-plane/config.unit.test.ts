@@ -3,6 +3,9 @@
  * get every value from it (through app/component-settings.ts), tests and
  * scripts ask it for "the defaults", and an old variable name still counts.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   brokerLimitsFrom,
@@ -15,6 +18,7 @@ import {
   loadConfig,
   readSetting,
   serverAddress,
+  settingsFileOf,
 } from '../../control-plane/config.js';
 
 const NO_DOTENV = '/nonexistent/.env';
@@ -105,5 +109,30 @@ describe('serverAddress', () => {
     expect(() => loadConfig({ PUBLIC_URL_TEMPLATE: 'acme:{port}' }, NO_DOTENV)).toThrow(
       /PUBLIC_URL_TEMPLATE.*must contain \{subdomain\}/,
     );
+  });
+});
+
+describe('the settings file', () => {
+  it("is mcphost.env or MCPHOST_ENV_FILE, never compose's .env", () => {
+    expect(settingsFileOf({})).toBe('mcphost.env');
+    expect(settingsFileOf({ MCPHOST_ENV_FILE: '/etc/mcphost.env' })).toBe('/etc/mcphost.env');
+    const dir = mkdtempSync(join(tmpdir(), 'mcphost-settings-'));
+    try {
+      writeFileSync(join(dir, '.env'), 'PORT=9999\n');
+      writeFileSync(join(dir, 'dev.env'), 'PORT=7777\n');
+      // The environment wins over the file; the file fills in what it does not set.
+      expect(loadConfig({ MCPHOST_ENV_FILE: join(dir, 'dev.env') }).port).toBe(7777);
+      expect(loadConfig({ MCPHOST_ENV_FILE: join(dir, 'dev.env'), PORT: '8181' }).port).toBe(8181);
+      // A compose .env in the working directory is not read.
+      const cwd = process.cwd();
+      process.chdir(dir);
+      try {
+        expect(loadConfig({}).port).toBe(8080);
+      } finally {
+        process.chdir(cwd);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
