@@ -14,6 +14,7 @@ export {
   TOOL_SCHEMA_MAX_DEPTH,
   type ToolJsonSchema,
 } from './tool-json-schema.js';
+export type { StoreBackup } from './backup.js';
 export * from './entry-records.js';
 export * from './prompt-records.js';
 export * from './resource-records.js';

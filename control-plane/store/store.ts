@@ -8,6 +8,8 @@
  */
 import { z } from 'zod';
 import { ChangeFeed, DEFAULT_CHANGE_CHANNEL, type StoreChange } from './change-feed.js';
+import * as backups from './backup.js';
+import type { StoreBackup } from './backup.js';
 import * as entries from './entry-queries.js';
 import type { EntryInputs, EntryKind, EntryRecord, EntryVersionRecord } from './entry-records.js';
 import * as operations from './operations-queries.js';
@@ -180,6 +182,14 @@ export interface Store {
   /** Forgets this replica (at shutdown). */
   removeReplica(replicaId: string): Promise<void>;
 
+  /** Every configuration table as one JSON document (see backup.ts). */
+  exportBackup(): Promise<StoreBackup>;
+  /** Restores a backup in one transaction; refuses a non-empty store unless `replace`. */
+  importBackup(
+    backup: unknown,
+    options: { replace: boolean },
+  ): Promise<{ servers: number; tools: number; secrets: number }>;
+
   /** Calls `listener` after every configuration write here and, on PostgreSQL, by other replicas. */
   onChange(listener: (change: StoreChange) => void): () => void;
   /** Stops listening and closes the database; the store is unusable afterwards. */
@@ -263,6 +273,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     heartbeatReplica: (replicaId, staleAfterMs) =>
       replicas.heartbeatReplica(context, replicaId, staleAfterMs),
     removeReplica: (replicaId) => replicas.removeReplica(context, replicaId),
+    exportBackup: () => backups.exportBackup(context),
+    importBackup: (backup, options) => backups.importBackup(context, backup, options),
     onChange: (listener) => feed.subscribe(listener),
     close: () => {
       closed ??= feed.close().then(() => db.destroy());

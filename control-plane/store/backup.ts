@@ -1,0 +1,164 @@
+/**
+ * Backups of the store as one JSON document, the same for SQLite and
+ * PostgreSQL (a backup of one restores into the other): every configuration
+ * table's rows as stored — secrets stay encrypted under the master key, which
+ * a backup never holds — and the migrations the rows were written under. The
+ * invocation log is not configuration and is left out.
+ *
+ * A restore refuses a store that already holds servers unless told to replace
+ * them, refuses a backup written by a newer schema, checks that this process's
+ * master key decrypts the backup's secrets before writing anything, and
+ * writes everything in one transaction: it fails whole, loudly, or succeeds.
+ */
+import { sql, type Kysely } from 'kysely';
+import { McphostError } from '../errors.js';
+import type { StoreDatabase } from './database-schema.js';
+import { storeMigrations } from './migrations/index.js';
+import { storeFailure, type StoreContext } from './store-context.js';
+
+/** Tables in the order a restore inserts them (parents before children). */
+const TABLES = [
+  'servers',
+  'tools',
+  'tool_versions',
+  'secrets',
+  'pool_settings',
+  'server_entries',
+  'server_entry_versions',
+  'meta',
+] as const satisfies readonly (keyof StoreDatabase)[];
+type BackedUpTable = (typeof TABLES)[number];
+
+/** What `npm run backup` writes. */
+export interface StoreBackup {
+  format: 'mcphost-backup';
+  formatVersion: 1;
+  createdAt: string;
+  /** Migrations applied to the store the rows come from. */
+  migrations: string[];
+  tables: Record<BackedUpTable, Record<string, unknown>[]>;
+}
+
+/** Reads every configuration table in one transaction (a consistent snapshot). */
+export async function exportBackup(context: StoreContext): Promise<StoreBackup> {
+  try {
+    return await context.db.transaction().execute(async (trx) => {
+      const tables = {} as StoreBackup['tables'];
+      for (const table of TABLES) {
+        tables[table] = (await trx.selectFrom(table).selectAll().execute()) as Record<
+          string,
+          unknown
+        >[];
+      }
+      return {
+        format: 'mcphost-backup',
+        formatVersion: 1,
+        createdAt: context.now(),
+        migrations: await appliedMigrations(trx),
+        tables,
+      };
+    });
+  } catch (error) {
+    throw storeFailure('writing a backup', error);
+  }
+}
+
+/**
+ * Writes a backup into the store. `replace`: delete what the store holds
+ * first (else a store holding any server is refused). The store's own master
+ * key must decrypt the backup's secrets.
+ */
+export async function importBackup(
+  context: StoreContext,
+  backup: unknown,
+  options: { replace: boolean },
+): Promise<{ servers: number; tools: number; secrets: number }> {
+  const checked = await checkBackup(context, backup);
+  const { cipher } = context;
+  const secrets = checked.tables.secrets;
+  for (const secret of secrets) {
+    try {
+      cipher.decrypt(String(secret.server_id), String(secret.name), String(secret.ciphertext));
+    } catch (error) {
+      throw new McphostError(
+        'ERR_VALIDATION',
+        "the backup's secrets do not decrypt with this master key: set MASTER_KEY to the key of the store the backup was taken from (or put its master.key in DATA_DIR) and restore again; nothing was written",
+        { cause: error },
+      );
+    }
+  }
+  try {
+    await context.db.transaction().execute(async (trx) => {
+      const present = await trx
+        .selectFrom('servers')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .executeTakeFirstOrThrow();
+      if (Number(present.count) > 0 && !options.replace) {
+        throw new McphostError(
+          'ERR_CONFLICT',
+          `the store already holds ${present.count} server(s): restore into an empty store, or pass --replace to delete what it holds first; nothing was written`,
+        );
+      }
+      // Children first, so foreign keys never see an orphan on the way.
+      for (const table of [...TABLES].reverse()) await trx.deleteFrom(table).execute();
+      for (const table of TABLES) {
+        const rows = checked.tables[table];
+        for (let start = 0; start < rows.length; start += 200) {
+          await trx
+            .insertInto(table)
+            .values(rows.slice(start, start + 200) as never)
+            .execute();
+        }
+      }
+    });
+  } catch (error) {
+    throw storeFailure('restoring a backup', error);
+  }
+  // Every replica reloads everything.
+  context.feed.emit({ subdomain: null, kind: 'resync' });
+  if (context.dialect === 'postgres') {
+    await sql`select pg_notify(${context.changeChannel}, ${context.feed.payload({ subdomain: null, kind: 'resync' })})`
+      .execute(context.db)
+      .catch(() => undefined);
+  }
+  return {
+    servers: checked.tables.servers.length,
+    tools: checked.tables.tools.length,
+    secrets: secrets.length,
+  };
+}
+
+async function checkBackup(context: StoreContext, backup: unknown): Promise<StoreBackup> {
+  const candidate = backup as Partial<StoreBackup> | null;
+  if (
+    candidate === null ||
+    typeof candidate !== 'object' ||
+    candidate.format !== 'mcphost-backup' ||
+    candidate.formatVersion !== 1 ||
+    !Array.isArray(candidate.migrations) ||
+    typeof candidate.tables !== 'object' ||
+    candidate.tables === null ||
+    !TABLES.every((table) => Array.isArray(candidate.tables![table]))
+  ) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      'not an mcphost backup (format "mcphost-backup", version 1, with every table): nothing was written',
+    );
+  }
+  const known = Object.keys(await storeMigrations(context.dialect).getMigrations());
+  const unknown = candidate.migrations.filter((name) => !known.includes(String(name)));
+  if (unknown.length > 0) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `the backup was taken from a newer mcphost (its schema has ${unknown.join(', ')}, which this version does not know): restore it with that version or newer; nothing was written`,
+    );
+  }
+  return candidate as StoreBackup;
+}
+
+async function appliedMigrations(db: Kysely<StoreDatabase>): Promise<string[]> {
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from mcphost_migrations order by name`.execute(db);
+  return rows.map((row) => row.name);
+}

@@ -1,0 +1,45 @@
+/**
+ * `npm run backup -- FILE`: every server, tool (with its versions), secret
+ * (still encrypted), pool size, prompt and resource of the configured store
+ * (embedded SQLite or DATABASE_URL) as one JSON file, mode 0600. When the
+ * master key is one mcphost generated (no MASTER_KEY), it is copied beside
+ * it as FILE.master.key: the backup's secrets need it, and it should be kept
+ * apart from the backup (one place holding both gives every secret away).
+ * Safe while the service runs (one read transaction).
+ */
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../control-plane/config.js';
+import { openStore } from '../control-plane/store/index.js';
+
+const file = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
+if (file === undefined) {
+  console.error('usage: npm run backup -- FILE');
+  process.exit(64); // EX_USAGE
+}
+const config = loadConfig();
+// Ciphertexts are copied as stored: the key is not needed to read them.
+const store = await openStore({
+  dataDir: config.dataDir,
+  databaseUrl: config.databaseUrl,
+  masterKey: Buffer.alloc(32),
+});
+try {
+  const backup = await store.exportBackup();
+  writeFileSync(file, `${JSON.stringify(backup)}\n`, { mode: 0o600 });
+  const { servers, tools, secrets } = backup.tables;
+  console.log(
+    `Backed up ${servers.length} server(s), ${tools.length} tool(s), ${secrets.length} secret(s) to ${file}`,
+  );
+  const generatedKey = join(config.dataDir, 'master.key');
+  if (config.masterKey === undefined && existsSync(generatedKey)) {
+    copyFileSync(generatedKey, `${file}.master.key`);
+    console.log(
+      `The generated master key is in ${file}.master.key: keep it apart from the backup (restore with --master-key-file).`,
+    );
+  } else if (secrets.length > 0) {
+    console.log('Secrets are encrypted with MASTER_KEY: a restore needs the same MASTER_KEY.');
+  }
+} finally {
+  await store.close();
+}
