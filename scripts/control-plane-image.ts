@@ -127,6 +127,14 @@ export async function buildControlPlaneImage(
     labels: { 'mcphost.image': 'control-plane', 'mcphost.base': base },
     log,
   });
+  if (options.tag === undefined) {
+    // mcphost:latest is also mcphost:<version>: the image to go back to after an upgrade.
+    const { version } = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    await docker.getImage(tag).tag({ repo: 'mcphost', tag: version });
+    log(`tagged mcphost:${version}`);
+  }
   return tag;
 }
 

@@ -24,7 +24,7 @@ import { Metrics } from '../metrics/index.js';
 import { SandboxManager, poolUnitOf } from '../sandbox/index.js';
 import { ConfigCache } from '../store/index.js';
 import { InvocationLog } from '../store/index.js';
-import { loadMasterKey } from '../store/index.js';
+import { loadMasterKey, WRITTEN_BY_META_KEY } from '../store/index.js';
 import { openStore } from '../store/index.js';
 import {
   brokerLimitsFrom,
@@ -86,6 +86,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       log: (message) => log.info({ component: 'store' }, message),
     });
     closers.push(() => store.close());
+    // Which version last opened the store: an older one is then told who migrated it.
+    await store.setMeta(WRITTEN_BY_META_KEY, `mcphost ${VERSION}`);
     const { token, generated } = await AdminToken.resolve(config.adminToken, store);
     const metricsToken =
       config.metricsToken === undefined

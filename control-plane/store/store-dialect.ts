@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { McphostError } from '../errors.js';
 import type { StoreDatabase } from './database-schema.js';
@@ -91,6 +91,7 @@ async function migrate(opened: OpenedDatabase): Promise<void> {
     migrationTableName: 'mcphost_migrations',
     migrationLockTableName: 'mcphost_migrations_lock',
   });
+  await refuseNewerSchema(opened);
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName;
@@ -100,6 +101,39 @@ async function migrate(opened: OpenedDatabase): Promise<void> {
       { cause: error },
     );
   }
+}
+
+/** The meta key naming the mcphost version that last opened the store. */
+export const WRITTEN_BY_META_KEY = 'mcphost_version';
+
+/**
+ * A database migrated by a newer mcphost is refused with what to do, instead
+ * of Kysely's "corrupted migrations": running an old version on a newer
+ * schema (a rollback without its backup) would misread what it stores.
+ */
+async function refuseNewerSchema(opened: OpenedDatabase): Promise<void> {
+  let applied: string[];
+  try {
+    const { rows } = await sql<{ name: string }>`select name from mcphost_migrations`.execute(
+      opened.db,
+    );
+    applied = rows.map((row) => row.name);
+  } catch {
+    return; // a new database: no migration table yet
+  }
+  const known = Object.keys(await storeMigrations(opened.dialect).getMigrations());
+  const unknown = applied.filter((name) => !known.includes(name)).sort();
+  if (unknown.length === 0) return;
+  const writer = await sql<{
+    value: string;
+  }>`select value from meta where key = ${WRITTEN_BY_META_KEY}`
+    .execute(opened.db)
+    .then((result) => result.rows[0]?.value)
+    .catch(() => undefined);
+  throw new McphostError(
+    'ERR_STORE',
+    `this ${opened.dialect} database belongs to a newer mcphost${writer ? ` (${writer})` : ''}: its schema has ${unknown.join(', ')}, which this version (${known.at(-1)}) does not know. Run that version or newer, or restore the backup taken before the upgrade into a fresh store (npm run restore)`,
+  );
 }
 
 /** A printable message of anything thrown. */
