@@ -3,14 +3,21 @@
  * moment (to node directly, and forwarded by a wrapper in its process group)
  * is one request — the service drains, removes its runner containers and
  * exits 0, instead of "second signal: exiting without waiting" with its
- * containers left behind.
+ * containers left behind. And `npm start` itself, signalled alone or with
+ * its process group, stops everything it started.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Dockerode from 'dockerode';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   childControlPlane,
   type ChildControlPlane,
 } from '../faults/support/child-control-plane.js';
+import { freePort } from '../support/control-plane.js';
 
 let plane: ChildControlPlane;
 const docker = new Dockerode();
@@ -49,3 +56,81 @@ it('treats a repeated SIGTERM as the same request and leaves no container', asyn
   expect(plane.output()).not.toContain('second signal');
   expect(await containersOf(plane.planeName)).toEqual([]);
 }, 120_000);
+
+/** `npm start` as the README says to run it, in a process group of its own. */
+async function npmStart(
+  planeName: string,
+): Promise<{ npm: ChildProcess; port: number; output: () => string }> {
+  const port = await freePort();
+  const npm = spawn('npm', ['start'], {
+    detached: true,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'mcphost-npm-start-')),
+      PLANE_NAME: planeName,
+      MASTER_KEY: Buffer.alloc(32, 3).toString('base64'),
+      ADMIN_TOKEN: 'npm-start-token-0123456789abcdef',
+      GENERIC_POOL_SIZE: '1',
+      POOL_MIN_WARM: '1',
+      LOG_LEVEL: 'info',
+      ...(process.env.MCPHOST_TEST_RUNNER_IMAGE
+        ? { RUNNER_IMAGE: process.env.MCPHOST_TEST_RUNNER_IMAGE }
+        : {}),
+    },
+  });
+  let output = '';
+  npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await expect
+    .poll(
+      () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (response) => response.status,
+          () => 0,
+        ),
+      { timeout: 90_000, interval: 250 },
+    )
+    .toBe(200);
+  await expect
+    .poll(async () => (await containersOf(planeName)).length, { timeout: 30_000 })
+    .toBe(1);
+  return { npm, port, output: () => output };
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+
+it.each([
+  ['to npm alone', (npm: ChildProcess) => process.kill(npm.pid!, 'SIGTERM')],
+  ['to the process group', (npm: ChildProcess) => process.kill(-npm.pid!, 'SIGTERM')],
+])(
+  'stops `npm start` cleanly on SIGTERM %s, leaving no process or container',
+  async (_how, send) => {
+    const planeName = `npm-start-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const { npm, output } = await npmStart(planeName);
+    send(npm);
+    await exited(npm);
+    // Nothing of the group is left serving (tsx, node), and no runner container.
+    await expect
+      .poll(
+        () => {
+          try {
+            process.kill(-npm.pid!, 0);
+            return 'alive';
+          } catch {
+            return 'gone';
+          }
+        },
+        { timeout: 20_000 },
+      )
+      .toBe('gone');
+    expect(await containersOf(planeName)).toEqual([]);
+    expect(output()).toContain('shutting down');
+    expect(output()).not.toContain('second signal');
+  },
+  180_000,
+);
