@@ -125,6 +125,7 @@ export async function runRunnerBench(
     },
     generic: { size: 0 },
     startConcurrency: poolBudget(defaultConfig()).startConcurrency,
+    reapIntervalMs: 30_000,
     caps: { maxSizePerPool: 64, maxTotal: 80, serverShare: defaultConfig().poolServerShare },
   });
   await sandbox.start();

@@ -421,6 +421,12 @@ export const CONFIG_TABLE = {
     nonNegativeInt,
     String(16 * 1024 * 1024),
   ),
+  sandboxReapIntervalMs: entry(
+    'SANDBOX_REAP_INTERVAL_MS',
+    'how often runner containers that stopped without the control plane (killed from outside, an engine restart) are removed, in ms',
+    positiveInt,
+    '30000',
+  ),
   maxBodyBytes: entry(
     'MAX_BODY_BYTES',
     'largest HTTP request body, in bytes',

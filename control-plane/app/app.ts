@@ -123,6 +123,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       generic: { size: Math.min(config.genericPoolSize, budget.maxTotal) },
       caps: poolCapsFrom(config, budget.maxTotal),
       startConcurrency: budget.startConcurrency,
+      reapIntervalMs: config.sandboxReapIntervalMs,
       events: metrics.sandboxEvents(),
     });
     await sandbox.start();

@@ -50,6 +50,12 @@ export interface SandboxDriver {
   start(spec: SandboxSpec): Promise<SandboxInstance>;
   /** Removes instances left by an earlier run of this control plane; returns how many. */
   reapLeftovers(): Promise<number>;
+  /**
+   * Removes this driver's own instances that stopped without it (killed from
+   * outside, an engine restart, a start cut short) and that nothing tracks
+   * any more; returns how many.
+   */
+  reapStopped(): Promise<number>;
   /** Resolves when the engine answers; rejects with ERR_SANDBOX_UNAVAILABLE otherwise. */
   ping(): Promise<void>;
   /**

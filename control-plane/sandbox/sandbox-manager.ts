@@ -58,6 +58,8 @@ export interface SandboxManagerOptions {
   caps: PoolCaps;
   /** Container starts in flight at once (POOL_START_CONCURRENCY, derived in app/pool-budget.ts). */
   startConcurrency: number;
+  /** How often stopped containers nothing tracks are removed, in ms (SANDBOX_REAP_INTERVAL_MS). */
+  reapIntervalMs: number;
   /** Milliseconds clock; default `Date.now`. */
   clock?: { now(): number };
   /** Retry delays after the driver fails, in ms: first and largest; default 250 and 10 000. */
@@ -105,6 +107,8 @@ export class SandboxManager {
   #failures = 0;
   #recoveryTimer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
+  #reapTimer: NodeJS.Timeout | undefined;
+  readonly #reapIntervalMs: number;
   #closed = false;
 
   constructor(options: SandboxManagerOptions) {
@@ -118,6 +122,10 @@ export class SandboxManager {
         'SandboxManager: generic.size must be an integer between 0 and caps.maxTotal',
       );
     }
+    if (!Number.isInteger(options.reapIntervalMs) || options.reapIntervalMs < 1) {
+      throw new TypeError('SandboxManager: reapIntervalMs must be a positive integer');
+    }
+    this.#reapIntervalMs = options.reapIntervalMs;
     const clock = options.clock;
     this.#now = clock ? () => clock.now() : Date.now;
     this.#budget = new ContainerBudget(this.#caps, () => this.#allPools(), this.#now);
@@ -170,6 +178,12 @@ export class SandboxManager {
     const interval = Math.max(50, Math.min(5_000, Math.floor(this.#defaults.idleTtlMs / 2)));
     this.#sweepTimer = setInterval(() => this.#sweep(), interval);
     this.#sweepTimer.unref();
+    // Containers that stopped without us (killed from outside, an engine restart) are
+    // removed while this process runs, not only when the next one starts.
+    this.#reapTimer = setInterval(() => {
+      this.#driver.reapStopped().catch(() => undefined);
+    }, this.#reapIntervalMs);
+    this.#reapTimer.unref();
     try {
       await this.#driver.reapLeftovers();
     } catch (error) {
@@ -355,6 +369,7 @@ export class SandboxManager {
     this.#closed = true;
     clearTimeout(this.#recoveryTimer);
     clearInterval(this.#sweepTimer);
+    clearInterval(this.#reapTimer);
     this.#starts.clear();
     await Promise.all(this.#allPools().map((pool) => pool.close()));
   }

@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Dockerode from 'dockerode';
@@ -17,7 +18,7 @@ import {
   childControlPlane,
   type ChildControlPlane,
 } from '../faults/support/child-control-plane.js';
-import { freePort } from '../support/control-plane.js';
+import { freePort, startTestControlPlane } from '../support/control-plane.js';
 
 let plane: ChildControlPlane;
 const docker = new Dockerode();
@@ -134,3 +135,23 @@ it.each([
   },
   180_000,
 );
+
+it('leaves no runner container when a start fails after the pools began warming (port in use)', async () => {
+  const busy = createServer();
+  const port = await freePort();
+  await new Promise<void>((resolve) => busy.listen(port, '127.0.0.1', resolve));
+  const planeName = `failed-start-${process.pid}-${randomBytes(3).toString('hex')}`;
+  try {
+    await expect(
+      startTestControlPlane({
+        PORT: String(port),
+        PLANE_NAME: planeName,
+        GENERIC_POOL_SIZE: '2',
+        POOL_MIN_WARM: '1',
+      }),
+    ).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    expect(await containersOf(planeName)).toEqual([]);
+  } finally {
+    busy.close();
+  }
+}, 120_000);

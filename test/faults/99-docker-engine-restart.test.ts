@@ -8,7 +8,8 @@
  * While a control plane keeps running, the engine goes away: calls fail fast
  * with ERR_SANDBOX_UNAVAILABLE (no hang) and /readyz says not ready; once the
  * engine is back, calls succeed again within a bounded time, without a
- * restart of the control plane.
+ * restart of the control plane, and the containers that died with the engine
+ * are removed by it rather than left Exited.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -23,7 +24,7 @@ import {
   stopDockerEngine,
 } from './support/docker-engine.js';
 import { createEchoServer } from './support/echo-tools.js';
-import { pollUntil, removePlaneContainers } from './support/plane-containers.js';
+import { planeContainers, pollUntil, removePlaneContainers } from './support/plane-containers.js';
 
 /** A call during the outage must settle within this, in ms. */
 const FAIL_FAST_MS = 5_000;
@@ -51,6 +52,7 @@ beforeAll(async () => {
     POOL_MAX_SIZE: '4',
     POOL_MIN_WARM: '2',
     GENERIC_POOL_SIZE: '1',
+    SANDBOX_REAP_INTERVAL_MS: '1000',
   });
   await plane.start();
   await createEchoServer(plane, 'engine', ['echo']);
@@ -165,6 +167,15 @@ faultIt(
         });
       }
       expect(await pollUntil(async () => (await readyStatus()) === 200, 10_000)).toBe(true);
+      // The containers that died with the engine do not stay behind as Exited:
+      // the same running control plane removes them (SANDBOX_REAP_INTERVAL_MS).
+      const cleaned = await pollUntil(async () => {
+        const all = await planeContainers(plane.planeName, true);
+        return all.every((container) => container.State === 'running');
+      }, 20_000);
+      const states = (await planeContainers(plane.planeName, true)).map((c) => c.State);
+      console.log(`[faults] after recovery, the plane's containers: ${states.join(', ')}`);
+      expect(cleaned, `leftover states: ${states.join(', ')}`).toBe(true);
     } finally {
       await ensureDockerEngineRunning();
     }

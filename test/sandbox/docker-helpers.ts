@@ -68,6 +68,7 @@ export function dockerManager(
     },
     generic: { size: 0 },
     startConcurrency: DEFAULT_START_CONCURRENCY,
+    reapIntervalMs: 30_000,
     caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     ...overrides,
   });

@@ -357,6 +357,7 @@ describe('SandboxManager on Docker', () => {
       },
       generic: { size: 1 },
       startConcurrency: DEFAULT_START_CONCURRENCY,
+      reapIntervalMs: 30_000,
       caps: { maxSizePerPool: 2, maxTotal: 2, serverShare: DEFAULT_SERVER_SHARE },
     });
     closers.push(() => sandbox.close());

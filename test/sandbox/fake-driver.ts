@@ -153,6 +153,11 @@ export class FakeDriver implements SandboxDriver {
     return 0;
   }
 
+  /** Fake instances leave nothing on an engine. */
+  async reapStopped(): Promise<number> {
+    return 0;
+  }
+
   async ping(): Promise<void> {
     if (this.failing) throw new Error('engine is down');
   }

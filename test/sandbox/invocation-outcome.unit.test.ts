@@ -99,6 +99,7 @@ describe('SandboxManager retires by the error registry', () => {
       defaults: { ...DEFAULT_POOL_DEFAULTS, minWarm: 0, maxSize: 1, timeoutGraceMs: 10, limits },
       generic: { size: 0 },
       startConcurrency: DEFAULT_START_CONCURRENCY,
+      reapIntervalMs: 30_000,
       caps: { maxSizePerPool: 4, maxTotal: 4, serverShare: 1 },
     });
   }

@@ -48,6 +48,7 @@ function manager(
     },
     generic: { size: 0 },
     startConcurrency: DEFAULT_START_CONCURRENCY,
+    reapIntervalMs: 30_000,
     caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     retry: { initialMs: 20, maxMs: 50 },
     ...overrides,

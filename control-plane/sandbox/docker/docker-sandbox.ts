@@ -74,6 +74,10 @@ export class DockerSandbox implements SandboxDriver {
   readonly #client: ContainerClient;
   readonly #settings: Required<Omit<DockerSandboxOptions, 'docker' | 'client'>>;
   readonly #live = new Set<DockerInstance>();
+  /** Starts under way: close() waits for them, so none leaves a container behind. */
+  readonly #starting = new Set<Promise<unknown>>();
+  /** Containers created by starts still under way (not yet running, not yet live). */
+  readonly #startingIds = new Set<string>();
   #closed = false;
 
   constructor(options: DockerSandboxOptions) {
@@ -97,7 +101,15 @@ export class DockerSandbox implements SandboxDriver {
     return this.#client;
   }
 
-  async start(spec: SandboxSpec): Promise<SandboxInstance> {
+  start(spec: SandboxSpec): Promise<SandboxInstance> {
+    const starting = this.#start(spec);
+    this.#starting.add(starting);
+    const settled = () => this.#starting.delete(starting);
+    starting.then(settled, settled);
+    return starting;
+  }
+
+  async #start(spec: SandboxSpec): Promise<SandboxInstance> {
     const checked = SpecSchema.safeParse(spec);
     if (!checked.success)
       throw new TypeError(`DockerSandbox.start: ${describeProblems(checked.error)}`);
@@ -107,6 +119,20 @@ export class DockerSandbox implements SandboxDriver {
       planeInstance: this.planeInstance,
     });
     const id = await this.#create(options, spec);
+    // close() ran while the engine created it: it must not outlive the driver.
+    if (this.#closed) {
+      await this.#client.remove(id).catch(() => {});
+      throw shuttingDown('the Docker sandbox driver');
+    }
+    this.#startingIds.add(id);
+    try {
+      return await this.#attachAndStart(id);
+    } finally {
+      this.#startingIds.delete(id);
+    }
+  }
+
+  async #attachAndStart(id: string): Promise<SandboxInstance> {
     let instance: DockerInstance;
     try {
       // Attach before start: output written in the first milliseconds is not lost.
@@ -157,6 +183,19 @@ export class DockerSandbox implements SandboxDriver {
     return leftovers.length;
   }
 
+  async reapStopped(): Promise<number> {
+    const ours = await this.#client.listByLabels({ [PLANE_INSTANCE_LABEL]: this.planeInstance });
+    const tracked = new Set([...this.#live].map((instance) => instance.id));
+    const stopped = ours.filter(
+      (container) =>
+        container.state !== 'running' &&
+        !tracked.has(container.id) &&
+        !this.#startingIds.has(container.id),
+    );
+    await Promise.all(stopped.map((container) => this.#client.remove(container.id)));
+    return stopped.length;
+  }
+
   async ping(): Promise<void> {
     await this.#client.ping();
   }
@@ -166,8 +205,20 @@ export class DockerSandbox implements SandboxDriver {
     return this.#client.runtimes();
   }
 
+  /**
+   * Kills every container it started, after letting the starts under way
+   * finish (each sees the driver closed and removes its own container): a
+   * control plane whose start failed (EADDRINUSE) leaves nothing behind.
+   */
   async close(): Promise<void> {
     this.#closed = true;
+    // Bounded: an engine that stopped answering must not hold the shutdown forever.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#starting]),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.#settings.killTimeoutMs))),
+    ]);
+    clearTimeout(timer);
     await Promise.all([...this.#live].map((instance) => instance.kill()));
   }
 }

@@ -99,6 +99,11 @@ export class ProcessSandbox implements SandboxDriver {
     return 0;
   }
 
+  /** An exited child is gone with its process: nothing stays behind. */
+  async reapStopped(): Promise<number> {
+    return 0;
+  }
+
   async ping(): Promise<void> {}
 
   /** Only `runc`, standing for "no extra kernel": a child process has no OCI runtime at all. */
