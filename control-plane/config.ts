@@ -15,6 +15,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { McphostError } from './errors.js';
@@ -86,7 +87,7 @@ export const CONFIG_TABLE = {
       .string()
       .refine((v) => v.includes('{subdomain}'), 'must contain {subdomain}')
       .refine(
-        (v) => URL.canParse(v.replace('{subdomain}', 'x').replace('{port}', '1')),
+        (v) => URL.canParse(v.replaceAll('{subdomain}', 'x').replaceAll('{port}', '1')),
         'must be an absolute URL',
       )
       .transform((v) => v.replace(/\/+$/, '')),
@@ -124,8 +125,10 @@ export const CONFIG_TABLE = {
     'comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For names the client (logs, the invocation log, per-client limits); empty = the socket peer is the client',
     csv.refine(
       (entries) =>
-        entries.every((entry) =>
-          entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry),
+        // node:net's isIP is strict: no "10" or "0x0a.0.0.1", which ipaddr.js would take.
+        entries.every(
+          (entry) =>
+            isIP(entry.split('/')[0]!) !== 0 && (!entry.includes('/') || ipaddr.isValidCIDR(entry)),
         ),
       'each entry is an IP address or a CIDR range, e.g. 10.0.0.0/8',
     ),
@@ -424,7 +427,7 @@ export const CONFIG_TABLE = {
   sandboxReapIntervalMs: entry(
     'SANDBOX_REAP_INTERVAL_MS',
     'how often runner containers that stopped without the control plane (killed from outside, an engine restart) are removed, in ms',
-    positiveInt,
+    z.coerce.number().int().min(1000),
     '30000',
   ),
   maxBodyBytes: entry(
@@ -540,6 +543,9 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   dotenvPath = settingsFileOf(env),
 ): Config {
+  if (env.MCPHOST_ENV_FILE && !existsSync(dotenvPath)) {
+    throw configError([`MCPHOST_ENV_FILE=${JSON.stringify(dotenvPath)}: no such file`]);
+  }
   const fromFile = existsSync(dotenvPath) ? parseEnv(readFileSync(dotenvPath, 'utf8')) : {};
   return parseConfig([env, fromFile]);
 }

@@ -3,7 +3,8 @@
  * answers (and the admin token, once, when it was generated), and shuts down
  * cleanly on SIGINT/SIGTERM. `--demo` also creates a demo server.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { isMcphostError } from './errors.js';
 import { loadConfig, serverAddress } from './config.js';
 import { createLogger } from './logger.js';
@@ -12,10 +13,19 @@ import { createDemoServer } from './app/index.js';
 
 async function main(): Promise<void> {
   // One settings source per mode: a compose `.env` beside the checkout is not read.
+  // One that holds what a start must not do without (its key, its store) stops it:
+  // a start without them would generate another key or open an empty store.
   if (!process.env.MCPHOST_ENV_FILE && existsSync('.env') && !existsSync('mcphost.env')) {
-    console.warn(
-      "mcphost: ./.env is not read (it is compose's file); put settings for npm start in mcphost.env, or set MCPHOST_ENV_FILE",
+    const held = Object.keys(parseEnv(readFileSync('.env', 'utf8'))).filter((name) =>
+      ['MASTER_KEY', 'DATABASE_URL', 'DATA_DIR', 'ADMIN_TOKEN'].includes(name),
     );
+    const hint =
+      "./.env is not read (it is compose's file); put settings for npm start in mcphost.env, or set MCPHOST_ENV_FILE=.env";
+    if (held.some((name) => process.env[name] === undefined)) {
+      console.error(`mcphost: ${hint}. It sets ${held.join(', ')}: not starting without them.`);
+      process.exit(78); // EX_CONFIG
+    }
+    console.warn(`mcphost: ${hint}`);
   }
   let config;
   try {

@@ -24,6 +24,8 @@ const store = await openStore({
   dataDir: config.dataDir,
   databaseUrl: config.databaseUrl,
   masterKey: Buffer.alloc(32),
+  // A tool beside the service: never migrate or create the store it names.
+  migrate: false,
 });
 try {
   const token = await generateAdminToken(store);

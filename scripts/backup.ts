@@ -7,14 +7,14 @@
  * apart from the backup (one place holding both gives every secret away).
  * Safe while the service runs (one read transaction).
  */
-import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../control-plane/config.js';
-import { openStore } from '../control-plane/store/index.js';
+import { openStore, type StoreBackup } from '../control-plane/store/index.js';
 
 const file = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
 if (file === undefined) {
-  console.error('usage: npm run backup -- FILE');
+  console.error('usage: npm run backup -- FILE [--allow-empty]');
   process.exit(64); // EX_USAGE
 }
 const config = loadConfig();
@@ -23,10 +23,30 @@ const store = await openStore({
   dataDir: config.dataDir,
   databaseUrl: config.databaseUrl,
   masterKey: Buffer.alloc(32),
+  // A tool beside the service: never migrate or create the store it names.
+  migrate: false,
 });
 try {
   const backup = await store.exportBackup();
-  writeFileSync(file, `${JSON.stringify(backup)}\n`, { mode: 0o600 });
+  if (backup.tables.servers.length === 0 && !process.argv.includes('--allow-empty')) {
+    // Most likely the wrong store (another DATA_DIR, DATABASE_URL unset): say so.
+    console.error(
+      'the store holds no server: check DATA_DIR / DATABASE_URL (pass --allow-empty to back up an empty store)',
+    );
+    process.exitCode = 1;
+  } else {
+    writeBackup(file, backup);
+  }
+} finally {
+  await store.close();
+}
+
+function writeBackup(file: string, backup: StoreBackup): void {
+  // A new file, renamed into place: mode 0600 whatever was there, and a crash
+  // mid-write never truncates the last good backup.
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, `${JSON.stringify(backup)}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(partial, file);
   const { servers, tools, secrets } = backup.tables;
   console.log(
     `Backed up ${servers.length} server(s), ${tools.length} tool(s), ${secrets.length} secret(s) to ${file}`,
@@ -40,6 +60,4 @@ try {
   } else if (secrets.length > 0) {
     console.log('Secrets are encrypted with MASTER_KEY: a restore needs the same MASTER_KEY.');
   }
-} finally {
-  await store.close();
 }

@@ -32,7 +32,11 @@ const why = staleness();
 if (why !== undefined) {
   console.log(`mcphost: installing dependencies (${why}): npm ci`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  // Dev packages too (tsx runs npm start), whatever NODE_ENV or omit=dev say.
+  const result = spawnSync(npm, ['ci', '--include=dev', '--no-audit', '--no-fund'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (result.status !== 0) {
     console.error('mcphost: npm ci failed; see above');
     process.exit(result.status ?? 1);

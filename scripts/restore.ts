@@ -5,14 +5,15 @@
  * `--replace`, a backup of a newer schema, and secrets this master key cannot
  * decrypt — each before writing anything; the restore itself is one
  * transaction. `--master-key-file` installs a generated key (FILE.master.key)
- * as DATA_DIR/master.key when no MASTER_KEY is set. Stop a single `npm start`
+ * as DATA_DIR/master.key when no MASTER_KEY is set, once the restore succeeded. Stop a single `npm start`
  * on the same data directory first; replicas on PostgreSQL reload at once.
  */
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../control-plane/config.js';
 import { isMcphostError } from '../control-plane/errors.js';
-import { loadMasterKey, openStore } from '../control-plane/store/index.js';
+import { openStore, parseMasterKey } from '../control-plane/store/index.js';
 
 const args = process.argv.slice(2);
 const valueOf = (flag: string) => {
@@ -37,36 +38,41 @@ try {
     tables?: { secrets?: unknown[] };
   };
   const installed = join(config.dataDir, 'master.key');
-  if (keyFile !== undefined) {
-    if (config.masterKey !== undefined) fail('MASTER_KEY is set: leave out --master-key-file');
-    if (
-      existsSync(installed) &&
-      readFileSync(installed, 'utf8') !== readFileSync(keyFile, 'utf8')
-    ) {
-      fail(`${installed} holds another key: move it away first (it decrypts the secrets it wrote)`);
-    }
-    mkdirSync(config.dataDir, { recursive: true });
-    copyFileSync(keyFile, installed);
-    chmodSync(installed, 0o600);
+  // Keys are compared and used in memory; a key file is written only once the
+  // restore succeeded, so a failed restore leaves no key behind.
+  const fromFile =
+    keyFile === undefined ? undefined : parseMasterKey(readFileSync(keyFile, 'utf8'), keyFile);
+  const present = existsSync(installed)
+    ? parseMasterKey(readFileSync(installed, 'utf8'), installed)
+    : undefined;
+  if (fromFile !== undefined && config.masterKey !== undefined) {
+    fail('MASTER_KEY is set: leave out --master-key-file');
   }
+  if (fromFile !== undefined && present !== undefined && !present.equals(fromFile)) {
+    fail(`${installed} holds another key: move it away first (it decrypts the secrets it wrote)`);
+  }
+  const masterKey =
+    config.masterKey !== undefined
+      ? parseMasterKey(config.masterKey, 'MASTER_KEY')
+      : (fromFile ?? present);
   const hasSecrets = (backup.tables?.secrets?.length ?? 0) > 0;
-  if (hasSecrets && config.masterKey === undefined && !existsSync(installed)) {
+  if (masterKey === undefined && hasSecrets) {
     fail(
       'the backup holds secrets and no master key is set: pass --master-key-file FILE.master.key, or set MASTER_KEY',
     );
   }
-  const masterKey = loadMasterKey({
-    configured: config.masterKey,
-    dataDir: config.dataDir,
-    warn: (message) => console.warn(message),
-  });
   const store = await openStore({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
-    masterKey,
+    // No secret to decrypt and no key yet: the service generates one at its start.
+    masterKey: masterKey ?? randomBytes(32),
   });
   try {
     const restored = await store.importBackup(backup, { replace: args.includes('--replace') });
+    if (fromFile !== undefined && present === undefined) {
+      mkdirSync(config.dataDir, { recursive: true });
+      writeFileSync(installed, `${fromFile.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    }
     console.log(
       `Restored ${restored.servers} server(s), ${restored.tools} tool(s), ${restored.secrets} secret(s) from ${file}`,
     );

@@ -91,7 +91,12 @@ export class AdminToken {
   async refresh(meta: TokenMeta): Promise<void> {
     if (this.configured) return;
     const stored = await meta.getMeta(ADMIN_TOKEN_META_KEY);
-    if (stored !== undefined && SHA256_HEX.test(stored)) this.#hash = Buffer.from(stored, 'hex');
+    if (stored !== undefined && SHA256_HEX.test(stored)) {
+      this.#hash = Buffer.from(stored, 'hex');
+    } else if (stored === REVOKED) {
+      // Another replica started with ADMIN_TOKEN: the generated token is dead here too.
+      this.#hash = randomBytes(32);
+    }
   }
 
   /** Throws ERR_UNAUTHORIZED unless the request carries the admin token as a bearer. */

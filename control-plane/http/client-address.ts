@@ -26,8 +26,10 @@ export class TrustedProxies {
   static parse(entries: readonly string[]): TrustedProxies {
     return new TrustedProxies(
       entries.map((entry) => {
+        if (isIP(entry.split('/')[0]!) === 0) {
+          throw new Error(`"${entry}" is not an IP address or CIDR`);
+        }
         if (entry.includes('/')) return ipaddr.parseCIDR(entry);
-        if (!ipaddr.isValid(entry)) throw new Error(`"${entry}" is not an IP address or CIDR`);
         const address = ipaddr.parse(entry);
         return [address, address.kind() === 'ipv4' ? 32 : 128];
       }),
@@ -39,7 +41,7 @@ export class TrustedProxies {
   }
 
   includes(address: string): boolean {
-    if (this.#ranges.length === 0 || !ipaddr.isValid(address)) return false;
+    if (this.#ranges.length === 0 || isIP(address) === 0) return false;
     let parsed = ipaddr.parse(address);
     // An IPv4-mapped IPv6 peer (a dual-stack socket) is its IPv4 address.
     if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {

@@ -3,7 +3,8 @@
  * PostgreSQL (a backup of one restores into the other): every configuration
  * table's rows as stored — secrets stay encrypted under the master key, which
  * a backup never holds — and the migrations the rows were written under. The
- * invocation log is not configuration and is left out.
+ * invocation log is not configuration and is left out, and so is the meta
+ * table: a restore must not install another deployment's admin token.
  *
  * A restore refuses a store that already holds servers unless told to replace
  * them, refuses a backup written by a newer schema, checks that this process's
@@ -25,7 +26,6 @@ const TABLES = [
   'pool_settings',
   'server_entries',
   'server_entry_versions',
-  'meta',
 ] as const satisfies readonly (keyof StoreDatabase)[];
 type BackedUpTable = (typeof TABLES)[number];
 
@@ -42,22 +42,28 @@ export interface StoreBackup {
 /** Reads every configuration table in one transaction (a consistent snapshot). */
 export async function exportBackup(context: StoreContext): Promise<StoreBackup> {
   try {
-    return await context.db.transaction().execute(async (trx) => {
-      const tables = {} as StoreBackup['tables'];
-      for (const table of TABLES) {
-        tables[table] = (await trx.selectFrom(table).selectAll().execute()) as Record<
-          string,
-          unknown
-        >[];
-      }
-      return {
-        format: 'mcphost-backup',
-        formatVersion: 1,
-        createdAt: context.now(),
-        migrations: await appliedMigrations(trx),
-        tables,
-      };
-    });
+    // One snapshot of every table (PostgreSQL's default, read committed, would
+    // give each SELECT its own: a tool saved meanwhile could lack its server).
+    return await context.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        const tables = {} as StoreBackup['tables'];
+        for (const table of TABLES) {
+          tables[table] = (await trx.selectFrom(table).selectAll().execute()) as Record<
+            string,
+            unknown
+          >[];
+        }
+        return {
+          format: 'mcphost-backup',
+          formatVersion: 1,
+          createdAt: context.now(),
+          migrations: await appliedMigrations(trx),
+          tables,
+        };
+      });
   } catch (error) {
     throw storeFailure('writing a backup', error);
   }

@@ -175,7 +175,8 @@ export class ConfigCache {
    * does not answer), or undefined while what is served is current.
    */
   loadFailure(): unknown {
-    return this.#pending.size > 0 ? this.#lastFailure : undefined;
+    // Cleared by a successful reload only: a retry in flight is still failing.
+    return this.#lastFailure;
   }
 
   #onChange(change: StoreChange): void {

@@ -4,7 +4,7 @@
  * PostgreSQL (pg pool) when a database URL is given; then brings the schema up
  * to date with Kysely's Migrator.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -33,13 +33,25 @@ export async function openStoreDatabase(options: {
   dataDir: string;
   databaseUrl?: string;
   log: (message: string) => void;
+  /** False for tools (backup, token rotation): the store must exist and match this version. */
+  migrate?: boolean;
 }): Promise<OpenedDatabase> {
+  if (options.migrate === false && options.databaseUrl === undefined) {
+    const file = path.join(options.dataDir, SQLITE_FILE_NAME);
+    if (!existsSync(file)) {
+      throw new McphostError(
+        'ERR_STORE',
+        `no embedded store at ${file}: set DATA_DIR (or DATABASE_URL) to the store the service uses`,
+      );
+    }
+  }
   const opened =
     options.databaseUrl === undefined
       ? openSqlite(options.dataDir)
       : openPostgres(options.databaseUrl, options.log);
   try {
-    await migrate(opened);
+    if (options.migrate === false) await requireCurrentSchema(opened);
+    else await migrate(opened);
   } catch (error) {
     await opened.db.destroy().catch(() => undefined);
     throw error;
@@ -99,6 +111,27 @@ async function migrate(opened: OpenedDatabase): Promise<void> {
       'ERR_STORE',
       `cannot prepare the ${opened.dialect} database${failed ? ` (migration ${failed})` : ''}: ${messageOf(error)}`,
       { cause: error },
+    );
+  }
+}
+
+/**
+ * For tools that must not change a store's schema: the store is exactly what
+ * this version writes (a newer one is refused as at start; an older one has
+ * not been migrated by the service of this version yet).
+ */
+async function requireCurrentSchema(opened: OpenedDatabase): Promise<void> {
+  await refuseNewerSchema(opened);
+  const known = Object.keys(await storeMigrations(opened.dialect).getMigrations());
+  const applied = await sql<{ name: string }>`select name from mcphost_migrations`
+    .execute(opened.db)
+    .then((result) => result.rows.map((row) => row.name))
+    .catch(() => [] as string[]);
+  const missing = known.filter((name) => !applied.includes(name));
+  if (missing.length > 0) {
+    throw new McphostError(
+      'ERR_STORE',
+      `this ${opened.dialect} store is older than this version (it lacks ${missing.join(', ')}): run this with the version the service runs, or start this version's service once to migrate it`,
     );
   }
 }

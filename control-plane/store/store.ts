@@ -55,6 +55,11 @@ export interface StoreOptions {
   serverEntriesMaxBytes?: number;
   /** Largest contents of one static resource, in bytes; default 1 MiB. */
   staticResourceMaxBytes?: number;
+  /**
+   * False for tools beside the service (backup, token rotation): nothing is
+   * migrated or created, and a store of another version is refused. Default true.
+   */
+  migrate?: boolean;
   /** PostgreSQL NOTIFY channel shared by replicas; default `mcphost_config_changed`. */
   changeChannel?: string;
   /** Clock for record timestamps; default `() => new Date()`. */
@@ -209,6 +214,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dataDir: parsed.data.dataDir,
     databaseUrl,
     log,
+    migrate: options.migrate,
   });
   const feed = new ChangeFeed(log);
   if (databaseUrl !== undefined) {

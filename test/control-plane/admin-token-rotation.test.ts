@@ -37,8 +37,10 @@ describe('AdminToken on a store', () => {
     const again = await AdminToken.resolve(undefined, store);
     expect(again.generated).toBeUndefined();
     expect(() => again.token.check(fakeRequest(first.generated!))).not.toThrow();
-    // ADMIN_TOKEN set: the generated token is gone for good.
+    // ADMIN_TOKEN set: the generated token is gone for good, on running replicas too.
     const configured = await AdminToken.resolve('chosen-token-0123456789', store);
+    await again.token.refresh(store);
+    expect(() => again.token.check(fakeRequest(first.generated!))).toThrow(/not valid/);
     expect(() => configured.token.check(fakeRequest('chosen-token-0123456789'))).not.toThrow();
     // ADMIN_TOKEN removed again: a new token, not the old one.
     const later = await AdminToken.resolve(undefined, store);

@@ -115,6 +115,9 @@ describe('serverAddress', () => {
 describe('the settings file', () => {
   it("is mcphost.env or MCPHOST_ENV_FILE, never compose's .env", () => {
     expect(settingsFileOf({})).toBe('mcphost.env');
+    expect(() => loadConfig({ MCPHOST_ENV_FILE: '/nonexistent/dev.env' })).toThrow(
+      /MCPHOST_ENV_FILE="\/nonexistent\/dev.env": no such file/,
+    );
     expect(settingsFileOf({ MCPHOST_ENV_FILE: '/etc/mcphost.env' })).toBe('/etc/mcphost.env');
     const dir = mkdtempSync(join(tmpdir(), 'mcphost-settings-'));
     try {

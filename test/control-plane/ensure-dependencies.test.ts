@@ -66,13 +66,13 @@ it('runs npm ci when node_modules is missing', () => {
   const run = project(undefined);
   expect(run.status).toBe(0);
   expect(run.stdout).toContain('installing dependencies (node_modules is missing)');
-  expect(run.calls.trim()).toBe('ci --no-audit --no-fund');
+  expect(run.calls.trim()).toBe('ci --include=dev --no-audit --no-fund');
 });
 
 it('runs npm ci when an installed version differs from the lock file', () => {
   const run = project({ packages: { 'node_modules/left-pad': { version: '1.1.0' } } });
   expect(run.stdout).toContain('left-pad 1.3.0 is not installed');
-  expect(run.calls.trim()).toBe('ci --no-audit --no-fund');
+  expect(run.calls.trim()).toBe('ci --include=dev --no-audit --no-fund');
 });
 
 it('does nothing when node_modules holds the lock file (optional packages may be absent)', () => {

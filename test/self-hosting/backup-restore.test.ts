@@ -75,6 +75,14 @@ it('backs up a running service, restores into PostgreSQL elsewhere, and the tool
   expect(withoutKey.output).toContain('the backup holds secrets and no master key is set');
   expect(existsSync(join(targetDir, 'master.key'))).toBe(false);
 
+  // Another deployment's key: refused before anything is written, no key installed.
+  const otherKey = join(scratch, 'other.master.key');
+  writeFileSync(otherKey, `${Buffer.alloc(32, 5).toString('base64')}\n`);
+  const wrongKey = run('restore', [backupFile, '--master-key-file', otherKey], pg);
+  expect(wrongKey.status).not.toBe(0);
+  expect(wrongKey.output).toContain('do not decrypt with this master key');
+  expect(existsSync(join(targetDir, 'master.key'))).toBe(false);
+
   const restored = run(
     'restore',
     [backupFile, '--master-key-file', `${backupFile}.master.key`],

@@ -78,6 +78,8 @@ export class DockerSandbox implements SandboxDriver {
   readonly #starting = new Set<Promise<unknown>>();
   /** Containers created by starts still under way (not yet running, not yet live). */
   readonly #startingIds = new Set<string>();
+  /** Creates the engine has not answered yet: their containers may be listed before we know their ids. */
+  #creating = 0;
   #closed = false;
 
   constructor(options: DockerSandboxOptions) {
@@ -118,7 +120,13 @@ export class DockerSandbox implements SandboxDriver {
       ...this.#settings,
       planeInstance: this.planeInstance,
     });
-    const id = await this.#create(options, spec);
+    this.#creating += 1;
+    let id: string;
+    try {
+      id = await this.#create(options, spec);
+    } finally {
+      this.#creating -= 1;
+    }
     // close() ran while the engine created it: it must not outlive the driver.
     if (this.#closed) {
       await this.#client.remove(id).catch(() => {});
@@ -184,11 +192,15 @@ export class DockerSandbox implements SandboxDriver {
   }
 
   async reapStopped(): Promise<number> {
+    // A create in flight may have made a container whose id we do not know yet:
+    // 'created' ones wait for a reap with no create in flight.
+    const creating = this.#creating > 0;
     const ours = await this.#client.listByLabels({ [PLANE_INSTANCE_LABEL]: this.planeInstance });
     const tracked = new Set([...this.#live].map((instance) => instance.id));
     const stopped = ours.filter(
       (container) =>
         container.state !== 'running' &&
+        !(container.state === 'created' && (creating || this.#creating > 0)) &&
         !tracked.has(container.id) &&
         !this.#startingIds.has(container.id),
     );
