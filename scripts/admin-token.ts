@@ -8,7 +8,7 @@
  */
 import { generateAdminToken } from '../control-plane/admin/index.js';
 import { loadConfig } from '../control-plane/config.js';
-import { openStore } from '../control-plane/store/index.js';
+import { openToolStore } from './tool-store.js';
 
 if (!process.argv.includes('--rotate')) {
   console.error('usage: npm run admin-token -- --rotate');
@@ -19,14 +19,7 @@ if (config.adminToken !== undefined) {
   console.error('ADMIN_TOKEN is set in the configuration: change it there and restart.');
   process.exit(78); // EX_CONFIG
 }
-// The key encrypts secrets, which this script neither reads nor writes.
-const store = await openStore({
-  dataDir: config.dataDir,
-  databaseUrl: config.databaseUrl,
-  masterKey: Buffer.alloc(32),
-  // A tool beside the service: never migrate or create the store it names.
-  migrate: false,
-});
+const store = await openToolStore(config);
 try {
   const token = await generateAdminToken(store);
   console.log(

@@ -10,7 +10,8 @@
 import { copyFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../control-plane/config.js';
-import { openStore, type StoreBackup } from '../control-plane/store/index.js';
+import type { StoreBackup } from '../control-plane/store/index.js';
+import { openToolStore } from './tool-store.js';
 
 const file = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
 if (file === undefined) {
@@ -18,14 +19,7 @@ if (file === undefined) {
   process.exit(64); // EX_USAGE
 }
 const config = loadConfig();
-// Ciphertexts are copied as stored: the key is not needed to read them.
-const store = await openStore({
-  dataDir: config.dataDir,
-  databaseUrl: config.databaseUrl,
-  masterKey: Buffer.alloc(32),
-  // A tool beside the service: never migrate or create the store it names.
-  migrate: false,
-});
+const store = await openToolStore(config);
 try {
   const backup = await store.exportBackup();
   if (backup.tables.servers.length === 0 && !process.argv.includes('--allow-empty')) {
