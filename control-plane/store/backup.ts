@@ -15,7 +15,7 @@ import { sql, type Kysely } from 'kysely';
 import { McphostError } from '../errors.js';
 import type { StoreDatabase } from './database-schema.js';
 import { storeMigrations } from './migrations/index.js';
-import { storeFailure, type StoreContext } from './store-context.js';
+import { storeFailure, writeOperation, type StoreContext } from './store-context.js';
 
 /** Tables in the order a restore inserts them (parents before children). */
 const TABLES = [
@@ -93,8 +93,13 @@ export async function importBackup(
       );
     }
   }
-  try {
-    await context.db.transaction().execute(async (trx) => {
+  // One write like any other: a failure changes nothing, and every replica
+  // (this one too) hears "everything changed" once it committed.
+  await writeOperation(
+    context,
+    'restoring a backup',
+    { subdomain: null, kind: 'resync' },
+    async (trx) => {
       const present = await trx
         .selectFrom('servers')
         .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -116,17 +121,8 @@ export async function importBackup(
             .execute();
         }
       }
-    });
-  } catch (error) {
-    throw storeFailure('restoring a backup', error);
-  }
-  // Every replica reloads everything.
-  context.feed.emit({ subdomain: null, kind: 'resync' });
-  if (context.dialect === 'postgres') {
-    await sql`select pg_notify(${context.changeChannel}, ${context.feed.payload({ subdomain: null, kind: 'resync' })})`
-      .execute(context.db)
-      .catch(() => undefined);
-  }
+    },
+  );
   return {
     servers: checked.tables.servers.length,
     tools: checked.tables.tools.length,

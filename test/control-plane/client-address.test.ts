@@ -5,7 +5,14 @@
  * rate limit, and a client cannot set it itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientAddressOf, TrustedProxies } from '../../control-plane/http/client-address.js';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import {
+  assignClientAddress,
+  clientAddressFromHeaders,
+  clientAddressOf,
+  TrustedProxies,
+} from '../../control-plane/http/client-address.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import { INITIALIZE_BODY } from '../support/mcp-requests.js';
@@ -27,6 +34,28 @@ describe('clientAddressOf', () => {
     expect(clientAddressOf('::ffff:10.1.2.3', '198.51.100.3', proxies)).toBe('198.51.100.3');
     expect(clientAddressOf('fd00::1', '2001:db8::1', proxies)).toBe('2001:db8::1');
     expect(clientAddressOf('10.1.2.3', '1.1.1.1', TrustedProxies.parse([]))).toBe('10.1.2.3');
+  });
+
+  it('replaces a client-sent internal header, whatever its casing or repetition', async () => {
+    const server = createServer((req, res) => {
+      assignClientAddress(req, TrustedProxies.parse([]));
+      res.end(String(clientAddressFromHeaders(req.headers)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const body = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.end(
+          'GET / HTTP/1.1\r\nHost: x\r\nX-MCPHOST-Client-Address: 6.6.6.6\r\n' +
+            'x-mcphost-client-address: 7.7.7.7\r\nX-Forwarded-For: 8.8.8.8\r\nConnection: close\r\n\r\n',
+        ),
+      );
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk));
+      socket.on('end', () => resolve(data.split('\r\n\r\n')[1]!));
+    });
+    server.close();
+    expect(body).toBe('127.0.0.1');
   });
 
   it('refuses a TRUSTED_PROXIES entry that is no address', () => {

@@ -8,7 +8,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -16,7 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
-import { loopbackFetch } from '../support/loopback-fetch.js';
+import { connectSdkSession, type SdkSession } from '../support/sdk-session.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
 const database = `mcphost_entries_${randomBytes(6).toString('hex')}`;
@@ -26,27 +25,12 @@ const clients: Client[] = [];
 
 const SHARED = '/api/servers/shared';
 
-interface Connected {
-  client: Client;
-  /** Settles once the session's GET stream (where unrelated notifications travel) is open. */
-  streamOpen: Promise<void>;
-}
+type Connected = SdkSession;
 
 async function connect(plane: TestControlPlane, subdomain: string): Promise<Connected> {
-  let opened!: () => void;
-  const streamOpen = new Promise<void>((resolve) => (opened = resolve));
-  const watching: typeof fetch = async (input, init) => {
-    const response = await loopbackFetch(input, init);
-    const isStream = response.headers.get('content-type')?.startsWith('text/event-stream');
-    if (init?.method === 'GET' && response.ok && isStream) opened();
-    return response;
-  };
-  const client = new Client({ name: 'mcphost-test', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(
-    new StreamableHTTPClientTransport(plane.mcpUrl(subdomain), { fetch: watching }),
-  );
-  clients.push(client);
-  return { client, streamOpen };
+  const session = await connectSdkSession(plane.mcpUrl(subdomain));
+  clients.push(session.client);
+  return session;
 }
 
 async function put(path: string, body: unknown, status: number): Promise<void> {

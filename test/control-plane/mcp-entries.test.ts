@@ -9,7 +9,6 @@
  * stream when an admin edits.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   LoggingMessageNotificationSchema,
   McpError,
@@ -19,6 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import { connectSdkSession, type SdkSession } from '../support/sdk-session.js';
 import {
   startTestControlPlane,
   TEST_ADMIN_TOKEN,
@@ -32,30 +32,12 @@ const clients: Client[] = [];
 const PNG_BASE64 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
-interface Connected {
-  client: Client;
-  /**
-   * Settles once the session's GET stream is open: notifications that belong
-   * to no request travel on it, and the server drops them while there is none.
-   */
-  streamOpen: Promise<void>;
-}
+type Connected = SdkSession;
 
 async function connect(subdomain: string): Promise<Connected> {
-  let opened!: () => void;
-  const streamOpen = new Promise<void>((resolve) => (opened = resolve));
-  const watching: typeof fetch = async (input, init) => {
-    const response = await loopbackFetch(input, init);
-    const isStream = response.headers.get('content-type')?.startsWith('text/event-stream');
-    if (init?.method === 'GET' && response.ok && isStream) opened();
-    return response;
-  };
-  const client = new Client({ name: 'mcphost-test', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(
-    new StreamableHTTPClientTransport(plane.mcpUrl(subdomain), { fetch: watching }),
-  );
-  clients.push(client);
-  return { client, streamOpen };
+  const session = await connectSdkSession(plane.mcpUrl(subdomain));
+  clients.push(session.client);
+  return session;
 }
 
 /** The McpError `work` fails with (the test fails if it succeeds or fails otherwise). */

@@ -33,6 +33,8 @@ describe('RateLimiter', () => {
     expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(false);
     now += 1000;
     expect(limiter.take('a', 'alice', LIMIT).allowed).toBe(true);
+    // Another caller's bucket never paid for alice's batch.
+    expect(limiter.take('a', 'bob', LIMIT).allowed).toBe(true);
   });
 
   it('tells a refused batch how long until a full bucket would take it', () => {
