@@ -125,7 +125,7 @@ export async function runManyToolsBench(report: (line: string) => void): Promise
       }
     });
     const randomStartsCount = (await containerStarts(plane)) - randomStarts;
-    const memoryMiB = await containersMemoryMiB(plane.config.planeName);
+    const memoryMiB = await containersMemoryMiB(plane.config.planeName!);
     const randomFigures = {
       ...random,
       starts: randomStartsCount,

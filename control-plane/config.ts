@@ -13,7 +13,7 @@
  * sandbox and broker depend on nothing but `errors.ts`, and a test sees every
  * value it runs with.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -34,8 +34,18 @@ const csv = z.string().transform((v) =>
     .filter((s) => s.length > 0),
 );
 
-/** Variables whose values are credentials: named in errors, never shown. */
+/**
+ * Variables whose values are credentials: named in errors, never shown. Each
+ * may instead be given as a file (`ADMIN_TOKEN_FILE=/run/secrets/admin_token`),
+ * as Docker secrets and systemd credentials provide them.
+ */
 const SECRET_VARIABLES = new Set(['ADMIN_TOKEN', 'METRICS_TOKEN', 'MASTER_KEY', 'DATABASE_URL']);
+
+/** Suffix naming the file that holds a secret variable's value. */
+const FILE_SUFFIX = '_FILE';
+
+/** Largest secret file read: these are tokens, keys and URLs, never documents. */
+const SECRET_FILE_MAX_BYTES = 64 * 1024;
 
 interface Entry<T> {
   env: string;
@@ -196,9 +206,11 @@ export const CONFIG_TABLE = {
   ),
   planeName: entry(
     'PLANE_NAME',
-    "label scope of this control plane's containers; leftovers with it are reaped at start, so replicas sharing one Docker engine need distinct names",
-    z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/),
-    'mcphost',
+    "label scope of this control plane's runner containers; unset = its container's compose project, else 'mcphost'. At start it reaps the scope's leftovers of control planes that no longer run, and warns about those of one still running",
+    z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/)
+      .optional(),
   ),
 
   poolMinWarm: entry(
@@ -490,9 +502,23 @@ function parseEntry(
     const raw = sources.map((source) => source[name]).find((value) => value !== undefined);
     return raw === '' ? undefined : raw;
   };
-  const current = lookup(item.env);
+  const direct = lookup(item.env);
+  const fromFile = SECRET_VARIABLES.has(item.env) ? secretFromFile(item.env, lookup) : undefined;
+  if (fromFile !== undefined && !fromFile.ok) return fromFile;
+  if (fromFile !== undefined && direct !== undefined) {
+    return {
+      ok: false,
+      problem: `${item.env} and ${item.env}${FILE_SUFFIX} are both set: keep one`,
+    };
+  }
+  const current = direct ?? fromFile?.value;
   const former = current === undefined && item.formerEnv ? lookup(item.formerEnv) : undefined;
-  const name = former === undefined ? item.env : item.formerEnv!;
+  const name =
+    former !== undefined
+      ? item.formerEnv!
+      : fromFile !== undefined
+        ? `${item.env}${FILE_SUFFIX}`
+        : item.env;
   const given = current ?? former ?? item.default;
   const parsed = item.schema.safeParse(given);
   if (parsed.success) return { ok: true, value: parsed.data };
@@ -502,6 +528,31 @@ function parseEntry(
     ok: false,
     problem: `${name}=${shown}: ${describeProblems(parsed.error)}`,
   };
+}
+
+/**
+ * The value of `NAME_FILE` for a secret variable: the file's text without its
+ * trailing line break (what `echo … > file` adds). Undefined when unset.
+ */
+function secretFromFile(
+  env: string,
+  lookup: (name: string) => string | undefined,
+): { ok: true; value: string } | { ok: false; problem: string } | undefined {
+  const variable = `${env}${FILE_SUFFIX}`;
+  const path = lookup(variable);
+  if (path === undefined) return undefined;
+  try {
+    if (statSync(path).size > SECRET_FILE_MAX_BYTES) {
+      return { ok: false, problem: `${variable}=${JSON.stringify(path)}: file larger than 64 KiB` };
+    }
+    const value = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    if (value === '')
+      return { ok: false, problem: `${variable}=${JSON.stringify(path)}: file is empty` };
+    return { ok: true, value };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    return { ok: false, problem: `${variable}=${JSON.stringify(path)}: cannot read it (${code})` };
+  }
 }
 
 function configError(problems: string[]): McphostError {

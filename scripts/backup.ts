@@ -5,7 +5,9 @@
  * master key is one mcphost generated (no MASTER_KEY), it is copied beside
  * it as FILE.master.key: the backup's secrets need it, and it should be kept
  * apart from the backup (one place holding both gives every secret away).
- * Safe while the service runs (one read transaction).
+ * Safe while the service runs (one read transaction). FILE `-` writes the
+ * backup to stdout (messages go to stderr), for `docker compose exec -T … >`;
+ * a generated key is then copied separately (the message says from where).
  */
 import { copyFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +17,7 @@ import { openToolStore } from './tool-store.js';
 
 const file = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
 if (file === undefined) {
-  console.error('usage: npm run backup -- FILE [--allow-empty]');
+  console.error('usage: npm run backup -- FILE|- [--allow-empty]');
   process.exit(64); // EX_USAGE
 }
 const config = loadConfig();
@@ -36,6 +38,10 @@ try {
 }
 
 function writeBackup(file: string, backup: StoreBackup): void {
+  if (file === '-') {
+    writeToStdout(backup);
+    return;
+  }
   // A new file, renamed into place: mode 0600 whatever was there, and a crash
   // mid-write never truncates the last good backup.
   const partial = `${file}.${process.pid}.partial`;
@@ -53,5 +59,22 @@ function writeBackup(file: string, backup: StoreBackup): void {
     );
   } else if (secrets.length > 0) {
     console.log('Secrets are encrypted with MASTER_KEY: a restore needs the same MASTER_KEY.');
+  }
+}
+
+/** The backup on stdout; everything said goes to stderr, so the output is the file. */
+function writeToStdout(backup: StoreBackup): void {
+  process.stdout.write(`${JSON.stringify(backup)}\n`);
+  const { servers, tools, secrets } = backup.tables;
+  console.error(
+    `Backed up ${servers.length} server(s), ${tools.length} tool(s), ${secrets.length} secret(s) to stdout`,
+  );
+  const generatedKey = join(config.dataDir, 'master.key');
+  if (config.masterKey === undefined && existsSync(generatedKey)) {
+    console.error(
+      `The secrets need the generated master key ${generatedKey}: copy it too, and keep it apart from the backup (restore with MASTER_KEY or --master-key-file).`,
+    );
+  } else if (secrets.length > 0) {
+    console.error('Secrets are encrypted with MASTER_KEY: a restore needs the same MASTER_KEY.');
   }
 }

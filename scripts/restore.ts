@@ -7,6 +7,7 @@
  * transaction. `--master-key-file` installs a generated key (FILE.master.key)
  * as DATA_DIR/master.key when no MASTER_KEY is set, once the restore succeeded. Stop a single `npm start`
  * on the same data directory first; replicas on PostgreSQL reload at once.
+ * FILE `-` reads the backup from stdin (`docker compose run -T … - < FILE`).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ const valueOf = (flag: string) => {
 const keyFile = valueOf('--master-key-file');
 const file = args.find((arg, i) => !arg.startsWith('--') && args[i - 1] !== '--master-key-file');
 if (file === undefined) {
-  console.error('usage: npm run restore -- FILE [--replace] [--master-key-file KEY]');
+  console.error('usage: npm run restore -- FILE|- [--replace] [--master-key-file KEY]');
   process.exit(64); // EX_USAGE
 }
 
@@ -34,7 +35,8 @@ function fail(message: string): never {
 
 try {
   const config = loadConfig();
-  const backup = JSON.parse(readFileSync(file, 'utf8')) as {
+  // fd 0 is stdin: `-` reads the backup piped in.
+  const backup = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')) as {
     tables?: { secrets?: unknown[] };
   };
   const installed = join(config.dataDir, 'master.key');
@@ -74,7 +76,7 @@ try {
       writeFileSync(installed, `${fromFile.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
     }
     console.log(
-      `Restored ${restored.servers} server(s), ${restored.tools} tool(s), ${restored.secrets} secret(s) from ${file}`,
+      `Restored ${restored.servers} server(s), ${restored.tools} tool(s), ${restored.secrets} secret(s) from ${file === '-' ? 'stdin' : file}`,
     );
   } finally {
     await store.close();

@@ -10,7 +10,14 @@ import type { Config } from '../config.js';
 import { defaultHarnessDir, ensureRunnerImage } from '../image-build/index.js';
 import type { Logger } from '../logger.js';
 import type { SandboxDriver } from '../sandbox/index.js';
-import { DockerSandbox } from '../sandbox/index.js';
+import Dockerode from 'dockerode';
+import {
+  currentProcessOwner,
+  DockerodeContainerClient,
+  DockerSandbox,
+  readOwnContainerId,
+  type PlaneOwner,
+} from '../sandbox/index.js';
 import { ProcessSandbox } from '../sandbox/index.js';
 
 /** Builds the harness bundle when it is missing or older than its sources (a checkout, not a built image). */
@@ -41,7 +48,45 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
       log: (line) => log.info({ component: 'runner-image' }, line),
     });
   }
-  const driver = new DockerSandbox({ image, planeName: config.planeName });
+  const client = new DockerodeContainerClient(new Dockerode());
+  const { owner, composeProject } = await findPlaneOwner(client);
+  const planeName = config.planeName ?? composeProject ?? DEFAULT_PLANE_NAME;
+  log.info(
+    { planeName, container: owner.container?.slice(0, 12) },
+    config.planeName !== undefined
+      ? 'runner containers labelled with PLANE_NAME'
+      : composeProject !== undefined
+        ? "runner containers labelled with this compose project's name (PLANE_NAME unset)"
+        : 'runner containers labelled with the default plane name (PLANE_NAME unset)',
+  );
+  const driver = new DockerSandbox({
+    client,
+    image,
+    planeName,
+    owner,
+    warn: (message) => log.warn({ planeName }, message),
+  });
   await driver.ping();
   return driver;
+}
+
+/** The plane name of a control plane with no PLANE_NAME outside compose. */
+const DEFAULT_PLANE_NAME = 'mcphost';
+
+/**
+ * This process as the owner of runner containers, with its own container when
+ * it runs in one on the engine it drives (then also that container's compose
+ * project, the default plane name: one per stack).
+ */
+async function findPlaneOwner(
+  client: DockerodeContainerClient,
+): Promise<{ owner: PlaneOwner; composeProject?: string }> {
+  const owner = currentProcessOwner();
+  const id = readOwnContainerId();
+  const info = id === undefined ? undefined : await client.inspect(id);
+  if (info === undefined) return { owner };
+  const project = info.Config.Labels?.['com.docker.compose.project'];
+  // Compose project names are already lower-case letters, digits, '-' and '_'.
+  const usable = project !== undefined && /^[a-z0-9][a-z0-9_.-]{0,62}$/.test(project);
+  return { owner: { ...owner, container: info.Id }, composeProject: usable ? project : undefined };
 }

@@ -37,11 +37,12 @@ export async function ensureLocalNodeBase(options: LocalNodeBaseOptions): Promis
   if (await imageExists(options.docker, tag)) return tag;
 
   log(`building ${tag} from ${nodePath} (offline, FROM scratch)`);
-  const libraries = await listSharedLibraries(nodePath);
+  const libraries = await librariesOf(nodePath);
   const [uid, gid] = RUNNER_USER.split(':');
   const entries: ContextEntry[] = [
     { name: 'Dockerfile', content: LOCAL_BASE_DOCKERFILE },
-    { name: 'rootfs/usr/local/bin/node', content: await readFile(nodePath), mode: 0o755 },
+    { name: `rootfs${BASE_NODE_PATH}`, content: await readFile(nodePath), mode: 0o755 },
+    { name: `rootfs${BASE_LIBRARY_LIST}`, content: libraries.map((path) => `${path}\n`).join('') },
     ...(await Promise.all(
       libraries.map(async (path) => ({
         name: `rootfs${path}`,
@@ -72,6 +73,27 @@ ENV PATH=/usr/local/bin:/usr/bin:/bin
 WORKDIR /tmp
 CMD ["node"]
 `;
+
+/** Where the base holds node (the runner's exec-form ENTRYPOINT finds it on PATH). */
+const BASE_NODE_PATH = '/usr/local/bin/node';
+
+/**
+ * The libraries the base was built with, one path a line. A control plane
+ * whose own image is this base (`npm run control-plane:image`) has no `ldd`;
+ * with this list it rebuilds the base from its own files, so an image moved
+ * to a host without the base (`docker save`/`load`) still builds its runner
+ * image there, offline.
+ */
+const BASE_LIBRARY_LIST = '/usr/local/lib/mcphost/node-libraries';
+
+/** The libraries node needs: the base's own list when we run on the base, else `ldd`'s. */
+async function librariesOf(nodePath: string): Promise<string[]> {
+  if (nodePath === BASE_NODE_PATH) {
+    const listed = await readFile(BASE_LIBRARY_LIST, 'utf8').catch(() => undefined);
+    if (listed !== undefined) return listed.split('\n').filter((line) => line.startsWith('/'));
+  }
+  return listSharedLibraries(nodePath);
+}
 
 /** Version string (`v20.20.2`) of the node binary at `nodePath`. */
 async function nodeVersionOf(nodePath: string): Promise<string> {

@@ -28,5 +28,7 @@ export type { PoolStats } from './pool/pool-contract.js';
 export type { RetireReason } from './pool/pooled-instance.js';
 export type { SandboxDriver, SandboxInstance, SandboxSpec, SandboxExit } from './driver.js';
 export { DockerSandbox } from './docker/docker-sandbox.js';
+export { DockerodeContainerClient } from './docker/container-client.js';
+export { currentProcessOwner, readOwnContainerId, type PlaneOwner } from './docker/plane-owner.js';
 export { ProcessSandbox } from './process/process-sandbox.js';
 export { missingRuntimeMessage } from './runtime-availability.js';

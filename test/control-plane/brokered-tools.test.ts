@@ -211,7 +211,7 @@ describeEachRuntime('brokered tools', (runtime) => {
 
   it(`ran every container of the server under ${runtime}`, async () => {
     const client = new DockerodeContainerClient();
-    const containers = await client.listByLabels({ 'mcphost.plane': plane.config.planeName });
+    const containers = await client.listByLabels({ 'mcphost.plane': plane.config.planeName! });
     expect(containers.length).toBeGreaterThan(0);
     const runtimes = await Promise.all(
       containers.map(async (container) => (await client.inspect(container.id))?.HostConfig.Runtime),

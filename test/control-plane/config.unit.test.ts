@@ -139,3 +139,52 @@ describe('the settings file', () => {
     }
   });
 });
+
+describe('secrets from files (NAME_FILE)', () => {
+  const token = 'a'.repeat(32);
+
+  it('reads a secret variable from the file NAME_FILE names, without its line break', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcphost-secret-'));
+    try {
+      writeFileSync(join(dir, 'admin_token'), `${token}\n`);
+      const config = loadConfig({ ADMIN_TOKEN_FILE: join(dir, 'admin_token') }, NO_DOTENV);
+      expect(config.adminToken).toBe(token);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses both forms at once, a missing or empty file, and hides a bad value', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcphost-secret-'));
+    try {
+      writeFileSync(join(dir, 'token'), token);
+      writeFileSync(join(dir, 'empty'), '\n');
+      writeFileSync(join(dir, 'short'), 'tooshort-secret');
+      const problem = (env: Record<string, string>) => {
+        try {
+          loadConfig(env, NO_DOTENV);
+          return '';
+        } catch (error) {
+          return (error as Error).message;
+        }
+      };
+      expect(problem({ ADMIN_TOKEN: token, ADMIN_TOKEN_FILE: join(dir, 'token') })).toMatch(
+        /ADMIN_TOKEN and ADMIN_TOKEN_FILE are both set/,
+      );
+      expect(problem({ MASTER_KEY_FILE: join(dir, 'absent') })).toMatch(
+        /MASTER_KEY_FILE=".*absent": cannot read it \(ENOENT\)/,
+      );
+      expect(problem({ ADMIN_TOKEN_FILE: join(dir, 'empty') })).toMatch(/file is empty/);
+      const shortToken = problem({ ADMIN_TOKEN_FILE: join(dir, 'short') });
+      expect(shortToken).toMatch(/ADMIN_TOKEN_FILE=\(value hidden\)/);
+      expect(shortToken).not.toContain('tooshort-secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is only for credentials: other variables have no _FILE form', () => {
+    const config = loadConfig({ BASE_DOMAIN_FILE: '/nonexistent' }, NO_DOTENV);
+    expect(config.baseDomain).toBe(defaultConfig().baseDomain);
+  });
+});

@@ -3,6 +3,9 @@
  * and as a process inside feels it, stdio round trips, exits (own, killed,
  * kernel OOM, V8 heap OOM), reaping scoped by plane, ping failures.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { hostname } from 'node:os';
 import Dockerode from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMcphostError } from '../../control-plane/errors.js';
@@ -202,6 +205,55 @@ describe('DockerSandbox lifecycle', () => {
     expect((await current.client.inspect(foreign.id))?.State.Running).toBe(true);
     expect((await leftover.exited).exitCode).not.toBe(0);
     expect(await current.reapLeftovers()).toBe(0);
+  });
+
+  it('leaves the runners of a control plane that still runs alone, and says so', async () => {
+    const planeName = uniquePlaneName('shared');
+    const warnings: string[] = [];
+    const current = new DockerSandbox({
+      image,
+      planeName,
+      killTimeoutMs: 5_000,
+      warn: (message) => warnings.push(message),
+    });
+    drivers.push(current);
+    // Another control plane on this host with the same PLANE_NAME: a live process of its own.
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    await once(other, 'spawn');
+    const sibling = new DockerSandbox({
+      image,
+      planeName,
+      killTimeoutMs: 5_000,
+      owner: { host: hostname(), pid: other.pid! },
+    });
+    drivers.push(sibling);
+    const remote = new DockerSandbox({
+      image,
+      planeName,
+      killTimeoutMs: 5_000,
+      owner: { host: 'another-host.example', pid: 1 },
+    });
+    drivers.push(remote);
+    try {
+      const siblings = await sibling.start(smallSpec());
+      const remotes = await remote.start(smallSpec());
+
+      expect(await current.reapLeftovers()).toBe(0);
+      expect((await current.client.inspect(siblings.id))?.State.Running).toBe(true);
+      expect((await current.client.inspect(remotes.id))?.State.Running).toBe(true);
+      expect(warnings).toHaveLength(2);
+      expect(warnings.join('\n')).toMatch(
+        new RegExp(`another control plane with PLANE_NAME=${planeName} is running`),
+      );
+      expect(warnings.join('\n')).toContain(
+        `docker rm -f $(docker ps -aq --filter label=mcphost.plane-instance=${remote.planeInstance})`,
+      );
+    } finally {
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+    }
+    // Its process gone, its runners are leftovers like any other.
+    expect(await current.reapLeftovers()).toBe(1);
   });
 
   it('close() kills every instance it started and refuses new ones', async () => {

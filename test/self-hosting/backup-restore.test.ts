@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -24,10 +24,11 @@ let source: TestControlPlane;
 let target: TestControlPlane | undefined;
 
 /** Runs an npm script's file the way `npm run` does, with only the given settings. */
-function run(script: string, args: string[], env: Record<string, string>) {
+function run(script: string, args: string[], env: Record<string, string>, input?: string) {
   const result = spawnSync('npx', ['tsx', `scripts/${script}.ts`, ...args], {
     env: { ...process.env, MASTER_KEY: '', DATABASE_URL: '', ADMIN_TOKEN: '', ...env },
     encoding: 'utf8',
+    input,
   });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
@@ -111,4 +112,22 @@ it('refuses a store that holds servers unless told to replace it, and what is no
   const refused = run('restore', [garbage, '--replace'], pg);
   expect(refused.status).not.toBe(0);
   expect(refused.output).toContain('not an mcphost backup');
+}, 120_000);
+
+it('streams a backup to stdout and restores it from stdin (`-`), as compose exec and run do', () => {
+  const streamed = spawnSync('npx', ['tsx', 'scripts/backup.ts', '-'], {
+    env: { ...process.env, MASTER_KEY: '', DATABASE_URL: '', ADMIN_TOKEN: '', DATA_DIR: sourceDir },
+    encoding: 'utf8',
+  });
+  expect(streamed.status, streamed.stderr).toBe(0);
+  // stdout is the backup alone; what is said goes to stderr.
+  expect(JSON.parse(streamed.stdout)).toHaveProperty('tables.servers');
+  expect(streamed.stderr).toContain('to stdout');
+  expect(streamed.stderr).toContain(join(sourceDir, 'master.key'));
+
+  const key = readFileSync(join(sourceDir, 'master.key'), 'utf8').trim();
+  const sqliteDir = join(scratch, 'from-stdin');
+  const restored = run('restore', ['-'], { DATA_DIR: sqliteDir, MASTER_KEY: key }, streamed.stdout);
+  expect(restored.status, restored.output).toBe(0);
+  expect(restored.output).toContain('Restored 1 server(s), 1 tool(s), 1 secret(s) from stdin');
 }, 120_000);

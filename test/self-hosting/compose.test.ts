@@ -1,15 +1,17 @@
 /**
  * compose.yaml validated by the Debian `docker-compose` (v1) checker, the
  * command CI runs, against an example `.env` in a temporary project folder
- * (compose refuses a missing env_file). Skipped, saying so, where the binary
+ * holding what compose.yaml requires. Skipped, saying so, where the binary
  * is absent; .ci/run installs it.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIG_TABLE } from '../../control-plane/config.js';
 import { REPO_ROOT } from './build-output.js';
 
 const run = promisify(execFile);
@@ -20,8 +22,12 @@ const composeBinary = await run('docker-compose', ['version', '--short']).then(
 );
 
 /** The variables compose.yaml itself needs; the rest of .env is the control plane's. */
-const EXAMPLE_ENV =
-  'POSTGRES_PASSWORD=example-password\nDOCKER_GID=999\nADMIN_TOKEN=0123456789abcdef0123456789abcdef\n';
+const EXAMPLE_ADMIN_TOKEN = '0123456789abcdef0123456789abcdef';
+const EXAMPLE_ENV = `POSTGRES_PASSWORD=example-password\nDOCKER_GID=999\nADMIN_TOKEN=${EXAMPLE_ADMIN_TOKEN}\n`;
+
+const packageVersion = (
+  JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
 
 let projectDir = '';
 
@@ -96,6 +102,46 @@ composeSuite(suiteName, () => {
     expect(postgres).toContain('image: postgres:16-alpine');
     expect(postgres).not.toContain('ports:');
     expect(postgres).toContain('healthcheck:');
+  });
+
+  it('is ready for operators: limits, rotating logs, readiness, a long enough stop, the admin side apart', async () => {
+    const { ok, text } = await composeConfig();
+    expect(ok, text).toBe(true);
+    const controlPlane = serviceBlock(text, 'control-plane');
+    const postgres = serviceBlock(text, 'postgres');
+    for (const service of [controlPlane, postgres]) {
+      expect(service).toMatch(/mem_limit: 1g/);
+      expect(service).toMatch(/cpus: 2\.0/);
+      expect(service).toMatch(/pids_limit: \d+/);
+      expect(service).toMatch(/driver: json-file\n\s+options:\n\s+max-file: '5'\n\s+max-size: 10m/);
+    }
+    expect(controlPlane).toContain("fetch('http://127.0.0.1:8081/readyz')");
+    expect(controlPlane).toContain("ADMIN_PORT: '8081'");
+    expect(controlPlane).toContain('127.0.0.1:8081:8081/tcp');
+    expect(controlPlane).toContain('127.0.0.1:8080:8080/tcp');
+    // Above SHUTDOWN_GRACE_MS (the table's default), with room to remove runners.
+    const grace = Number(/stop_grace_period: (\d+)s/.exec(controlPlane)?.[1]);
+    expect(grace * 1000).toBeGreaterThan(Number(CONFIG_TABLE.shutdownGraceMs.default) + 10_000);
+    // Named variables only: nothing else of .env reaches the container.
+    expect(controlPlane).not.toContain('env_file');
+    expect(controlPlane).toContain(`ADMIN_TOKEN: ${EXAMPLE_ADMIN_TOKEN}`);
+    // The image is package.json's version, so an upgrade keeps the old one for a rollback.
+    expect(controlPlane).toContain(`image: mcphost:${packageVersion}`);
+  });
+
+  it('takes the socket path, plane name, secrets files and publish addresses from .env', async () => {
+    const { ok, text } = await composeConfig({
+      DOCKER_SOCKET: '/run/user/1000/docker.sock',
+      PLANE_NAME: 'blue',
+      MASTER_KEY_FILE: '/run/secrets/master_key',
+      MCPHOST_ADMIN_PUBLISH: '10.0.0.5:9000',
+    });
+    expect(ok, text).toBe(true);
+    const controlPlane = serviceBlock(text, 'control-plane');
+    expect(controlPlane).toContain('/run/user/1000/docker.sock:/var/run/docker.sock');
+    expect(controlPlane).toContain('PLANE_NAME: blue');
+    expect(controlPlane).toContain('MASTER_KEY_FILE: /run/secrets/master_key');
+    expect(controlPlane).toContain('10.0.0.5:9000:8081/tcp');
   });
 
   it('stops with a clear message when .env lacks POSTGRES_PASSWORD', async () => {

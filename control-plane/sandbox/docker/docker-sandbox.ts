@@ -20,6 +20,16 @@ import {
   PLANE_LABEL,
 } from './hardened-container-config.js';
 import { DEFAULT_STDERR_TAIL_BYTES } from '../stderr-tail.js';
+import {
+  currentProcessOwner,
+  OWNER_CONTAINER_LABEL,
+  OWNER_HOST_LABEL,
+  OWNER_PID_LABEL,
+  ownerLabels,
+  ownerLiveness,
+  type OwnerLiveness,
+  type PlaneOwner,
+} from './plane-owner.js';
 import { describeProblems } from '../../validation-problems.js';
 
 /** Options of {@link DockerSandbox}. */
@@ -42,6 +52,10 @@ export interface DockerSandboxOptions {
   killTimeoutMs?: number;
   /** Bytes of stderr kept for exit diagnostics; default 8 192. */
   stderrTailBytes?: number;
+  /** The process starting the containers; default this one, outside any container. */
+  owner?: PlaneOwner;
+  /** Told about containers of this plane name whose control plane may still run; default dropped. */
+  warn?: (message: string) => void;
 }
 
 const OptionsSchema = z.object({
@@ -72,7 +86,9 @@ export class DockerSandbox implements SandboxDriver {
   /** This driver's identity on the engine (the `mcphost.plane-instance` label). */
   readonly planeInstance = randomUUID();
   readonly #client: ContainerClient;
-  readonly #settings: Required<Omit<DockerSandboxOptions, 'docker' | 'client'>>;
+  readonly #settings: Required<Omit<DockerSandboxOptions, 'docker' | 'client' | 'owner' | 'warn'>>;
+  readonly #owner: PlaneOwner;
+  readonly #warn: (message: string) => void;
   readonly #live = new Set<DockerInstance>();
   /** Starts under way: close() waits for them, so none leaves a container behind. */
   readonly #starting = new Set<Promise<unknown>>();
@@ -96,6 +112,8 @@ export class DockerSandbox implements SandboxDriver {
       killTimeoutMs: options.killTimeoutMs ?? 10_000,
       stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
     };
+    this.#owner = options.owner ?? currentProcessOwner();
+    this.#warn = options.warn ?? (() => {});
   }
 
   /** The container client this driver uses (pools and tests may inspect with it). */
@@ -119,6 +137,7 @@ export class DockerSandbox implements SandboxDriver {
     const options = hardenedContainerOptions(spec, {
       ...this.#settings,
       planeInstance: this.planeInstance,
+      ownerLabels: ownerLabels(this.#owner),
     });
     this.#creating += 1;
     let id: string;
@@ -182,13 +201,57 @@ export class DockerSandbox implements SandboxDriver {
     }
   }
 
+  /**
+   * Removes the containers of this plane name whose control plane is gone;
+   * those of one that may still run are left alone, and named in a warning.
+   */
   async reapLeftovers(): Promise<number> {
     const ours = await this.#client.listByLabels({ [PLANE_LABEL]: this.#settings.planeName });
-    const leftovers = ours.filter(
-      (container) => container.labels[PLANE_INSTANCE_LABEL] !== this.planeInstance,
-    );
-    await Promise.all(leftovers.map((container) => this.#client.remove(container.id)));
-    return leftovers.length;
+    // Node 20 has no Map.groupBy.
+    const byInstance = new Map<string, typeof ours>();
+    for (const container of ours) {
+      const instance = container.labels[PLANE_INSTANCE_LABEL] ?? '';
+      if (instance === this.planeInstance) continue;
+      byInstance.set(instance, [...(byInstance.get(instance) ?? []), container]);
+    }
+    let reaped = 0;
+    for (const [instance, containers] of byInstance) {
+      const labels = containers[0]!.labels;
+      const liveness = await ownerLiveness(labels, this.#owner, async (id) => {
+        const info = await this.#client.inspect(id);
+        return info === undefined ? undefined : info.State.Running;
+      });
+      if (liveness === 'gone') {
+        await Promise.all(containers.map((container) => this.#client.remove(container.id)));
+        reaped += containers.length;
+      } else {
+        this.#warn(this.#sharedNameWarning(liveness, instance, labels, containers.length));
+      }
+    }
+    return reaped;
+  }
+
+  #sharedNameWarning(
+    liveness: Exclude<OwnerLiveness, 'gone'>,
+    instance: string,
+    labels: Readonly<Record<string, string>>,
+    count: number,
+  ): string {
+    const owner =
+      labels[OWNER_CONTAINER_LABEL] !== undefined
+        ? `container ${labels[OWNER_CONTAINER_LABEL].slice(0, 12)}`
+        : `host ${labels[OWNER_HOST_LABEL]}, pid ${labels[OWNER_PID_LABEL]}`;
+    const name = `PLANE_NAME=${this.#settings.planeName}`;
+    const advice =
+      'two control planes sharing one plane name on one Docker engine remove each ' +
+      "other's runners whenever one restarts: give each its own PLANE_NAME";
+    return liveness === 'running'
+      ? `another control plane with ${name} is running on this Docker engine (${owner}); ` +
+          `its ${count} runner container(s) are left alone, but ${advice}`
+      : `${count} runner container(s) with ${name} belong to a control plane this one cannot ` +
+          `check (${owner}); they are left alone. If it no longer runs, remove them with ` +
+          `docker rm -f $(docker ps -aq --filter label=${PLANE_INSTANCE_LABEL}=${instance}); ` +
+          `if it runs, ${advice}`;
   }
 
   async reapStopped(): Promise<number> {

@@ -21,6 +21,8 @@ export interface HardeningSettings {
   image: string;
   planeName: string;
   planeInstance: string;
+  /** Who started it (plane-owner.ts), so another control plane can tell whether it still runs. */
+  ownerLabels: Record<string, string>;
   /** Extra labels of the driver; the spec's and the plane's labels win over them. */
   labels: Record<string, string>;
   /** Size of the /tmp tmpfs, in MiB. */
@@ -64,6 +66,7 @@ export function hardenedContainerOptions(
     Labels: {
       ...settings.labels,
       ...spec.labels,
+      ...settings.ownerLabels,
       [PLANE_LABEL]: settings.planeName,
       [PLANE_INSTANCE_LABEL]: settings.planeInstance,
     },
