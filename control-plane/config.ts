@@ -13,7 +13,15 @@
  * sandbox and broker depend on nothing but `errors.ts`, and a test sees every
  * value it runs with.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+} from 'node:fs';
 import { parseEnv } from 'node:util';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -541,17 +549,33 @@ function secretFromFile(
   const variable = `${env}${FILE_SUFFIX}`;
   const path = lookup(variable);
   if (path === undefined) return undefined;
+  let fd: number | undefined;
   try {
-    if (statSync(path).size > SECRET_FILE_MAX_BYTES) {
+    // A regular file only, read to a bound: /dev/zero, a FIFO or a /proc file
+    // report size 0 and would read forever or block the start.
+    // Non-blocking: opening a FIFO for reading would wait for a writer.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) {
+      return { ok: false, problem: `${variable}=${JSON.stringify(path)}: not a regular file` };
+    }
+    const buffer = Buffer.alloc(SECRET_FILE_MAX_BYTES + 1);
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    if (length > SECRET_FILE_MAX_BYTES) {
       return { ok: false, problem: `${variable}=${JSON.stringify(path)}: file larger than 64 KiB` };
     }
-    const value = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
-    if (value === '')
+    const value = buffer
+      .subarray(0, length)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
+    if (value === '') {
       return { ok: false, problem: `${variable}=${JSON.stringify(path)}: file is empty` };
+    }
     return { ok: true, value };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
     return { ok: false, problem: `${variable}=${JSON.stringify(path)}: cannot read it (${code})` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

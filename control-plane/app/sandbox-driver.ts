@@ -15,7 +15,9 @@ import {
   currentProcessOwner,
   DockerodeContainerClient,
   DockerSandbox,
-  readOwnContainerId,
+  containerIdFromMountinfo,
+  readOwnMountinfo,
+  rootFilesystemMatches,
   type PlaneOwner,
 } from '../sandbox/index.js';
 import { ProcessSandbox } from '../sandbox/index.js';
@@ -82,11 +84,22 @@ async function findPlaneOwner(
   client: DockerodeContainerClient,
 ): Promise<{ owner: PlaneOwner; composeProject?: string }> {
   const owner = currentProcessOwner();
-  const id = readOwnContainerId();
+  const mountinfo = readOwnMountinfo();
+  const id = mountinfo === undefined ? undefined : containerIdFromMountinfo(mountinfo);
   const info = id === undefined ? undefined : await client.inspect(id);
-  if (info === undefined) return { owner };
+  // Podman, another engine than the one behind the socket, or a container
+  // sharing another's namespaces: no container of ours on this engine.
+  if (info === undefined || !rootFilesystemMatches(mountinfo!, upperDirOf(info))) {
+    return { owner };
+  }
   const project = info.Config.Labels?.['com.docker.compose.project'];
   // Compose project names are already lower-case letters, digits, '-' and '_'.
   const usable = project !== undefined && /^[a-z0-9][a-z0-9_.-]{0,62}$/.test(project);
   return { owner: { ...owner, container: info.Id }, composeProject: usable ? project : undefined };
+}
+
+/** The overlay upper directory the engine reports (dockerode types only the devicemapper fields). */
+function upperDirOf(info: { GraphDriver?: { Data?: object } }): string | undefined {
+  const upper = (info.GraphDriver?.Data as { UpperDir?: unknown } | undefined)?.UpperDir;
+  return typeof upper === 'string' ? upper : undefined;
 }

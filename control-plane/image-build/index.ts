@@ -7,5 +7,5 @@
 export { ensureRunnerImage, RunnerBase } from './ensure-runner-image.js';
 export { packBuildContext, type ContextEntry } from './build-context.js';
 export { buildImage, messageOf } from './image-builds.js';
-export { ensureLocalNodeBase, localNodeBaseTag } from './local-node-base.js';
+export { ensureLocalNodeBase, listSharedLibraries, localNodeBaseTag } from './local-node-base.js';
 export { defaultHarnessDir, findRepoRoot } from './repo-paths.js';

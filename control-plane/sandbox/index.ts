@@ -29,6 +29,12 @@ export type { RetireReason } from './pool/pooled-instance.js';
 export type { SandboxDriver, SandboxInstance, SandboxSpec, SandboxExit } from './driver.js';
 export { DockerSandbox } from './docker/docker-sandbox.js';
 export { DockerodeContainerClient } from './docker/container-client.js';
-export { currentProcessOwner, readOwnContainerId, type PlaneOwner } from './docker/plane-owner.js';
+export {
+  containerIdFromMountinfo,
+  currentProcessOwner,
+  readOwnMountinfo,
+  rootFilesystemMatches,
+  type PlaneOwner,
+} from './docker/plane-owner.js';
 export { ProcessSandbox } from './process/process-sandbox.js';
 export { missingRuntimeMessage } from './runtime-availability.js';

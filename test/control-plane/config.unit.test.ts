@@ -3,6 +3,7 @@
  * get every value from it (through app/component-settings.ts), tests and
  * scripts ask it for "the defaults", and an old variable name still counts.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -178,6 +179,28 @@ describe('secrets from files (NAME_FILE)', () => {
       const shortToken = problem({ ADMIN_TOKEN_FILE: join(dir, 'short') });
       expect(shortToken).toMatch(/ADMIN_TOKEN_FILE=\(value hidden\)/);
       expect(shortToken).not.toContain('tooshort-secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads only a regular file, to a bound: not /dev/zero, a FIFO or a huge file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcphost-secret-'));
+    try {
+      const fifo = join(dir, 'fifo');
+      execFileSync('mkfifo', [fifo]);
+      writeFileSync(join(dir, 'huge'), 'x'.repeat(64 * 1024 + 1));
+      const problem = (path: string) => {
+        try {
+          loadConfig({ MASTER_KEY_FILE: path }, NO_DOTENV);
+          return '';
+        } catch (error) {
+          return (error as Error).message;
+        }
+      };
+      expect(problem('/dev/zero')).toMatch(/not a regular file/);
+      expect(problem(fifo)).toMatch(/not a regular file/);
+      expect(problem(join(dir, 'huge'))).toMatch(/larger than 64 KiB/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

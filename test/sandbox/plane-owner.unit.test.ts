@@ -11,6 +11,7 @@ import {
   containerIdFromMountinfo,
   ownerLabels,
   ownerLiveness,
+  rootFilesystemMatches,
   type PlaneOwner,
 } from '../../control-plane/sandbox/docker/plane-owner.js';
 
@@ -33,6 +34,21 @@ describe('containerIdFromMountinfo', () => {
     expect(
       containerIdFromMountinfo('25 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw'),
     ).toBe(undefined);
+  });
+});
+
+describe('rootFilesystemMatches', () => {
+  const root =
+    '74 49 0:39 / / rw,relatime - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A,' +
+    'upperdir=/var/lib/docker/overlay2/abc/diff,workdir=/var/lib/docker/overlay2/abc/work\n';
+
+  it('accepts the container whose overlay is our root, and refuses one whose files we only borrow', () => {
+    expect(rootFilesystemMatches(root, '/var/lib/docker/overlay2/abc/diff')).toBe(true);
+    // network_mode service:X: X's hostname file, but X's overlay is not ours.
+    expect(rootFilesystemMatches(root, '/var/lib/docker/overlay2/other/diff')).toBe(false);
+    expect(rootFilesystemMatches(root, '/var/lib/docker/overlay2/ab')).toBe(false);
+    // A storage driver without an upper directory cannot be checked.
+    expect(rootFilesystemMatches(root, undefined)).toBe(true);
   });
 });
 

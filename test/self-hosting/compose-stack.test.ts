@@ -50,7 +50,7 @@ const CONTROL_PLANE_UID = Number(CONTROL_PLANE_USER.split(':')[0]);
 interface Stack {
   name: string;
   dir: string;
-  /** compose.yaml, and the overrides this stack adds. */
+  /** `-f` files: compose.yaml, unless `.env` names the files in COMPOSE_FILE. */
   files: string[];
   mcpPort: number;
   adminPort: number;
@@ -114,7 +114,7 @@ async function newStack(
   const stack: Stack = {
     name: `mcphost-ci-${runId}-${suffix}`,
     dir: await mkdtemp(join(tmpdir(), `mcphost-stack-${suffix}-`)),
-    files: [COMPOSE_FILE, ...overrides.map((file) => join(REPO_ROOT, file))],
+    files: overrides.length === 0 ? [COMPOSE_FILE] : [],
     mcpPort: await freePort(),
     adminPort: await freePort(),
   };
@@ -128,7 +128,12 @@ async function newStack(
     // The only override of the deployment itself: which engine's socket.
     DOCKER_SOCKET: engine!.socketPath,
     // The credentials go in .env, unless the stack takes them as Docker secrets.
-    ...(overrides.length === 0 ? { ADMIN_TOKEN, MASTER_KEY } : {}),
+    ...(overrides.length === 0
+      ? { ADMIN_TOKEN, MASTER_KEY }
+      : {
+          // As the docs say: every later command then uses the overrides too.
+          COMPOSE_FILE: [COMPOSE_FILE, ...overrides.map((file) => join(REPO_ROOT, file))].join(':'),
+        }),
     ...extraEnv,
   };
   await writeFile(
@@ -315,6 +320,9 @@ describe.skipIf(missing !== undefined)(`compose.yaml on a second Docker engine`,
     expect(restored).toMatch(/Restored 1 server\(s\), 1 tool\(s\), 1 secret\(s\) from stdin/);
     await compose(target, ['up', '-d']);
     await waitUntilReady(target);
+    // The token and the key came from the secret files: the admin API takes
+    // the token, and the restored secret decrypts.
+    expect((await admin(target, 'GET', '/api/servers')).status).toBe(200);
     expect(await callGreet(target)).toContain(SECRET);
 
     // Two stacks on one engine, each with its own plane name: starting the

@@ -111,7 +111,7 @@ composeSuite(suiteName, () => {
     const postgres = serviceBlock(text, 'postgres');
     for (const service of [controlPlane, postgres]) {
       expect(service).toMatch(/mem_limit: 1g/);
-      expect(service).toMatch(/cpus: 2\.0/);
+      expect(service).toMatch(/cpus: 1\.0/);
       expect(service).toMatch(/pids_limit: \d+/);
       expect(service).toMatch(/driver: json-file\n\s+options:\n\s+max-file: '5'\n\s+max-size: 10m/);
     }

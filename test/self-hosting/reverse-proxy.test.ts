@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -23,6 +22,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestControlPlane, TEST_ADMIN_TOKEN } from '../support/control-plane.js';
 import type { TestControlPlane } from '../support/control-plane.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import { connectSdkSession, type SdkSession } from '../support/sdk-session.js';
 import { REPO_ROOT } from './build-output.js';
 import {
   caddyGlobalOptions,
@@ -151,37 +151,19 @@ afterAll(async () => {
   if (workDir !== '') await rm(workDir, { recursive: true, force: true });
 });
 
-interface ProxiedSession {
-  client: Client;
-  transport: StreamableHTTPClientTransport;
-  /** Settles once the session's GET stream is open through the proxy. */
-  streamOpen: Promise<void>;
-}
-
 const sessions: Client[] = [];
 afterEach(async () => {
   await Promise.all(sessions.splice(0).map((client) => client.close()));
 });
 
 /** An SDK session from OUTSIDER_ADDRESS through the proxy, claiming SPOOFED_ADDRESS in X-Forwarded-For. */
-async function connectThroughProxy(): Promise<ProxiedSession> {
-  const outsiderFetch = clients!.from(OUTSIDER_ADDRESS);
-  let opened!: () => void;
-  const streamOpen = new Promise<void>((resolve) => (opened = resolve));
-  const watching: typeof fetch = async (input, init) => {
-    const response = await outsiderFetch(input, init);
-    const isStream = response.headers.get('content-type')?.startsWith('text/event-stream');
-    if (init?.method === 'GET' && response.ok && isStream) opened();
-    return response;
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
-    fetch: watching,
+async function connectThroughProxy(): Promise<SdkSession> {
+  const session = await connectSdkSession(new URL(mcpUrl), {
+    fetch: clients!.from(OUTSIDER_ADDRESS),
     requestInit: { headers: { 'x-forwarded-for': SPOOFED_ADDRESS } },
   });
-  const client = new Client({ name: 'mcphost-proxy-test', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(transport);
-  sessions.push(client);
-  return { client, transport, streamOpen };
+  sessions.push(session.client);
+  return session;
 }
 
 function proxySuite(

@@ -207,25 +207,36 @@ export class DockerSandbox implements SandboxDriver {
    */
   async reapLeftovers(): Promise<number> {
     const ours = await this.#client.listByLabels({ [PLANE_LABEL]: this.#settings.planeName });
-    // Node 20 has no Map.groupBy.
-    const byInstance = new Map<string, typeof ours>();
+    // One verdict per owner, keyed by every label it is judged on: a container
+    // someone else labelled with a live instance's id but another owner is
+    // judged on its own labels, never decides for the live one's. (Node 20 has
+    // no Map.groupBy.)
+    const byOwner = new Map<string, typeof ours>();
     for (const container of ours) {
-      const instance = container.labels[PLANE_INSTANCE_LABEL] ?? '';
-      if (instance === this.planeInstance) continue;
-      byInstance.set(instance, [...(byInstance.get(instance) ?? []), container]);
+      if (container.labels[PLANE_INSTANCE_LABEL] === this.planeInstance) continue;
+      const key = JSON.stringify(
+        [PLANE_INSTANCE_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL, OWNER_CONTAINER_LABEL].map(
+          (label) => container.labels[label] ?? null,
+        ),
+      );
+      byOwner.set(key, [...(byOwner.get(key) ?? []), container]);
     }
     let reaped = 0;
-    for (const [instance, containers] of byInstance) {
+    for (const containers of byOwner.values()) {
       const labels = containers[0]!.labels;
-      const liveness = await ownerLiveness(labels, this.#owner, async (id) => {
+      const running = async (id: string) => {
         const info = await this.#client.inspect(id);
         return info === undefined ? undefined : info.State.Running;
-      });
+      };
+      // An engine that cannot say keeps them: never remove what may be in use.
+      const liveness = await ownerLiveness(labels, this.#owner, running).catch(
+        (): OwnerLiveness => 'unknown',
+      );
       if (liveness === 'gone') {
         await Promise.all(containers.map((container) => this.#client.remove(container.id)));
         reaped += containers.length;
       } else {
-        this.#warn(this.#sharedNameWarning(liveness, instance, labels, containers.length));
+        this.#warn(this.#sharedNameWarning(liveness, labels, containers));
       }
     }
     return reaped;
@@ -233,9 +244,8 @@ export class DockerSandbox implements SandboxDriver {
 
   #sharedNameWarning(
     liveness: Exclude<OwnerLiveness, 'gone'>,
-    instance: string,
     labels: Readonly<Record<string, string>>,
-    count: number,
+    containers: readonly { id: string }[],
   ): string {
     const owner =
       labels[OWNER_CONTAINER_LABEL] !== undefined
@@ -245,13 +255,14 @@ export class DockerSandbox implements SandboxDriver {
     const advice =
       'two control planes sharing one plane name on one Docker engine remove each ' +
       "other's runners whenever one restarts: give each its own PLANE_NAME";
+    // Container ids come from the engine (hex), never from a label: the command is safe to paste.
+    const ids = containers.map((container) => container.id.slice(0, 12)).join(' ');
     return liveness === 'running'
       ? `another control plane with ${name} is running on this Docker engine (${owner}); ` +
-          `its ${count} runner container(s) are left alone, but ${advice}`
-      : `${count} runner container(s) with ${name} belong to a control plane this one cannot ` +
-          `check (${owner}); they are left alone. If it no longer runs, remove them with ` +
-          `docker rm -f $(docker ps -aq --filter label=${PLANE_INSTANCE_LABEL}=${instance}); ` +
-          `if it runs, ${advice}`;
+          `its ${containers.length} runner container(s) are left alone, but ${advice}`
+      : `${containers.length} runner container(s) with ${name} belong to a control plane this ` +
+          `one cannot check (${owner}); they are left alone. If it no longer runs, remove them ` +
+          `with: docker rm -f ${ids}; if it runs, ${advice}`;
   }
 
   async reapStopped(): Promise<number> {

@@ -55,13 +55,28 @@ export function containerIdFromMountinfo(mountinfo: string): string | undefined 
   return undefined;
 }
 
-/** Our container id read from /proc; undefined outside a container or off Linux. */
-export function readOwnContainerId(): string | undefined {
+/** This process's mount table; undefined off Linux. */
+export function readOwnMountinfo(): string | undefined {
   try {
-    return containerIdFromMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
+    return readFileSync('/proc/self/mountinfo', 'utf8');
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether the container the engine describes is the one whose root
+ * filesystem we run on. `containerIdFromMountinfo` alone can be fooled: a
+ * container started with `network_mode: service:X` gets X's hostname and
+ * resolv.conf files, hence X's id. Its overlay upper directory is its own.
+ * A storage driver that names no upper directory cannot be checked this way,
+ * and the id is taken as found.
+ */
+export function rootFilesystemMatches(mountinfo: string, upperDir: string | undefined): boolean {
+  if (upperDir === undefined || upperDir === '') return true;
+  return (
+    mountinfo.includes(`upperdir=${upperDir},`) || mountinfo.includes(`upperdir=${upperDir}\n`)
+  );
 }
 
 /** Asks the engine whether a container runs: undefined when it does not exist. */
