@@ -60,7 +60,15 @@ describe('Dockerfile and the offline image', () => {
 
   it('keeps host dependencies, build output, data and secrets out of the build context', () => {
     const ignored = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n');
-    for (const entry of ['node_modules', 'dist', 'data', '.env', '.git', 'secrets', '*.backup.json'])
+    for (const entry of [
+      'node_modules',
+      'dist',
+      'data',
+      '.env',
+      '.git',
+      'secrets',
+      '*.backup.json',
+    ])
       expect(ignored).toContain(entry);
   });
 });
