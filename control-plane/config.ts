@@ -27,6 +27,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { McphostError } from './errors.js';
+import { parseEngineAddress, type EngineAddress } from './engine-address.js';
 import { describeProblems } from './validation-problems.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -443,6 +444,31 @@ export const CONFIG_TABLE = {
     "largest total of one server's prompts and resources as stored (definitions, static contents included), in bytes; every replica keeps them in memory",
     nonNegativeInt,
     String(16 * 1024 * 1024),
+  ),
+  dockerEngines: entry(
+    'DOCKER_ENGINES',
+    'several Docker engines for runner containers, comma-separated: unix:///path/docker.sock, or tcp://host:2376?certs=/dir (ca.pem, cert.pem, key.pem; TLS is required); new containers go where most memory is free. Unset = the one engine of DOCKER_HOST',
+    csv
+      .transform((entries, context) => {
+        const addresses: EngineAddress[] = [];
+        for (const entry of entries) {
+          const parsed = parseEngineAddress(entry);
+          if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
+          else addresses.push(parsed);
+        }
+        const names = addresses.map((address) => address.name);
+        if (new Set(names).size !== names.length) {
+          context.addIssue({ code: 'custom', message: 'an engine is listed twice' });
+        }
+        return addresses;
+      })
+      .optional(),
+  ),
+  dockerEngineCheckIntervalMs: entry(
+    'DOCKER_ENGINE_CHECK_INTERVAL_MS',
+    'with DOCKER_ENGINES, how often each engine is checked (one that stopped answering is passed over until it answers again), in ms',
+    z.coerce.number().int().min(100),
+    '5000',
   ),
   sandboxReapIntervalMs: entry(
     'SANDBOX_REAP_INTERVAL_MS',

@@ -10,6 +10,7 @@ import { parseInput } from '../http/index.js';
 import type { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Store } from '../store/index.js';
 import type { ConfigCache } from '../store/index.js';
+import type { EngineStats } from '../sandbox/index.js';
 
 /** A syntax problem in tool code, with 1-based position. */
 export interface SyntaxProblem {
@@ -56,6 +57,8 @@ export interface AdminContext {
   fetchAuthorizationServerMetadata(url: string): Promise<FetchedAsMetadata>;
   /** OCI runtimes the sandbox engine has now (a server's `runtime` must be one of them). */
   sandboxRuntimes(): Promise<string[]>;
+  /** The Docker engines of DOCKER_ENGINES and what is placed on each; undefined with one engine. */
+  engines?: () => EngineStats[];
 }
 
 /** Reads, parses and validates a JSON request body in one step. */

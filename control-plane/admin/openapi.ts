@@ -114,7 +114,7 @@ const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/api/pools',
     summary:
-      'The container budget, each server’s containers, recent starts/evictions and share, every pool, and the defaults',
+      'The container budget, each server’s containers, recent starts/evictions and share, every pool (with its containers by engine under DOCKER_ENGINES), the engines, and the defaults',
   },
   {
     method: 'put',

@@ -26,6 +26,7 @@ export function addPoolRoutes(router: Router, context: AdminContext): void {
       // Sizes an admin saved, by unit, whether or not a pool of the unit runs now
       // (the pools hold every stored size: no store read per poll of the dashboard).
       sizes: context.pools.sizes(),
+      ...(context.engines === undefined ? {} : { engines: context.engines() }),
       defaults: {
         minWarm: config.poolMinWarm,
         maxSize: config.poolMaxSize,

@@ -21,7 +21,7 @@ import { McpEndpoint } from '../mcp/index.js';
 import { RateLimiter } from '../mcp/index.js';
 import { SessionRegistry } from '../mcp/index.js';
 import { Metrics } from '../metrics/index.js';
-import { SandboxManager, poolUnitOf } from '../sandbox/index.js';
+import { MultiEngineSandbox, SandboxManager, poolUnitOf } from '../sandbox/index.js';
 import { ConfigCache } from '../store/index.js';
 import { InvocationLog } from '../store/index.js';
 import { loadMasterKey, WRITTEN_BY_META_KEY } from '../store/index.js';
@@ -67,7 +67,10 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
   };
   try {
     // Nothing is written (data directory, a generated master.key) before the engine answers.
-    if (config.sandboxDriver === 'docker') await checkDockerEngine();
+    // With DOCKER_ENGINES the engines are checked as they are opened: one answering is enough.
+    if (config.sandboxDriver === 'docker' && config.dockerEngines === undefined) {
+      await checkDockerEngine();
+    }
     mkdirSync(config.dataDir, { recursive: true });
     const masterKey = loadMasterKey({
       configured: config.masterKey,
@@ -115,7 +118,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const driver = await createSandboxDriver(config, log);
     closers.push(() => driver.close());
     // Read at scrape time only, so the sandbox below may report to it.
-    const metrics: Metrics = new Metrics(() => sandbox.stats());
+    const engineStats = driver instanceof MultiEngineSandbox ? () => driver.stats() : undefined;
+    const metrics: Metrics = new Metrics(() => sandbox.stats(), engineStats);
     const budget = poolBudget(config);
     const sandbox: SandboxManager = new SandboxManager({
       driver,
@@ -247,6 +251,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       flushInvocationLog: () => invocationLog.flush(),
       checkSyntax: checkToolSyntax,
       sandboxRuntimes: () => driver.runtimes(),
+      engines: engineStats,
       fetchAuthorizationServerMetadata: (url) =>
         fetchAuthorizationServerMetadata(url, {
           allowInsecureLoopback: config.oauthAllowInsecureLoopback,

@@ -5,8 +5,10 @@
  * process is no isolation at all.
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
+import type { EngineAddress } from '../engine-address.js';
 import { defaultHarnessDir, ensureRunnerImage } from '../image-build/index.js';
 import type { Logger } from '../logger.js';
 import type { SandboxDriver } from '../sandbox/index.js';
@@ -15,6 +17,8 @@ import {
   currentProcessOwner,
   DockerodeContainerClient,
   DockerSandbox,
+  MultiEngineSandbox,
+  type EngineSource,
   containerIdFromMountinfo,
   readOwnMountinfo,
   rootFilesystemMatches,
@@ -41,26 +45,13 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
     const harnessDir = await ensureHarnessBundle(log);
     return new ProcessSandbox({ harnessDir, warn: (message: string) => log.warn(message) });
   }
-  let image = config.runnerImage;
-  if (image === undefined) {
-    const harnessDir = await ensureHarnessBundle(log);
-    image = await ensureRunnerImage({
-      base: config.runnerBase,
-      harnessDir,
-      log: (line) => log.info({ component: 'runner-image' }, line),
-    });
+  if (config.dockerEngines !== undefined && config.dockerEngines.length > 0) {
+    return openEngines(config, config.dockerEngines, log);
   }
   const client = new DockerodeContainerClient(new Dockerode());
+  const image = config.runnerImage ?? (await runnerImageOn(new Dockerode(), config, log));
   const { owner, composeProject } = await findPlaneOwner(client);
-  const planeName = config.planeName ?? composeProject ?? DEFAULT_PLANE_NAME;
-  log.info(
-    { planeName, container: owner.container?.slice(0, 12) },
-    config.planeName !== undefined
-      ? 'runner containers labelled with PLANE_NAME'
-      : composeProject !== undefined
-        ? "runner containers labelled with this compose project's name (PLANE_NAME unset)"
-        : 'runner containers labelled with the default plane name (PLANE_NAME unset)',
-  );
+  const planeName = resolvePlaneName(config, composeProject, owner, log);
   const driver = new DockerSandbox({
     client,
     image,
@@ -70,6 +61,97 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
   });
   await driver.ping();
   return driver;
+}
+
+/** The runner image on `docker`, built there when missing (harness bundle first). */
+async function runnerImageOn(docker: Dockerode, config: Config, log: Logger): Promise<string> {
+  const harnessDir = await ensureHarnessBundle(log);
+  return ensureRunnerImage({
+    docker,
+    base: config.runnerBase,
+    harnessDir,
+    log: (line) => log.info({ component: 'runner-image' }, line),
+  });
+}
+
+function resolvePlaneName(
+  config: Config,
+  composeProject: string | undefined,
+  owner: PlaneOwner,
+  log: Logger,
+): string {
+  const planeName = config.planeName ?? composeProject ?? DEFAULT_PLANE_NAME;
+  log.info(
+    { planeName, container: owner.container?.slice(0, 12) },
+    config.planeName !== undefined
+      ? 'runner containers labelled with PLANE_NAME'
+      : composeProject !== undefined
+        ? "runner containers labelled with this compose project's name (PLANE_NAME unset)"
+        : 'runner containers labelled with the default plane name (PLANE_NAME unset)',
+  );
+  return planeName;
+}
+
+/**
+ * DOCKER_ENGINES: one DockerSandbox per engine under a MultiEngineSandbox. An
+ * engine is opened (runner image ensured, leftovers reaped) when it first
+ * answers, at start or later; the plane name comes from the first engine that
+ * answers at start (set PLANE_NAME to make it independent of that).
+ */
+async function openEngines(
+  config: Config,
+  addresses: readonly EngineAddress[],
+  log: Logger,
+): Promise<MultiEngineSandbox> {
+  const dockers = new Map<string, Promise<Dockerode>>();
+  const dockerOf = (address: EngineAddress) => {
+    if (!dockers.has(address.name)) dockers.set(address.name, engineClient(address));
+    return dockers.get(address.name)!;
+  };
+  let planeName = config.planeName;
+  const sources: EngineSource[] = addresses.map((address) => ({
+    name: address.name,
+    open: async () => {
+      const docker = await dockerOf(address);
+      const client = new DockerodeContainerClient(docker);
+      await client.ping();
+      const { owner, composeProject } = await findPlaneOwner(client);
+      planeName ??= resolvePlaneName(config, composeProject, owner, log);
+      const image = config.runnerImage ?? (await runnerImageOn(docker, config, log));
+      const scope = planeName;
+      return new DockerSandbox({
+        client,
+        image,
+        planeName: scope,
+        owner,
+        warn: (message) => log.warn({ planeName: scope, engine: address.name }, message),
+      });
+    },
+    memoryMb: async () => (await (await dockerOf(address)).info()).MemTotal / 1048576,
+  }));
+  const driver = new MultiEngineSandbox({
+    engines: sources,
+    checkIntervalMs: config.dockerEngineCheckIntervalMs,
+    log: (message, details) => log.warn({ component: 'engines', ...details }, message),
+  });
+  await driver.open();
+  return driver;
+}
+
+/** A Dockerode client for one DOCKER_ENGINES entry; a remote one with its TLS client certificates. */
+async function engineClient(address: EngineAddress): Promise<Dockerode> {
+  if (address.kind === 'unix') return new Dockerode({ socketPath: address.socketPath });
+  const [ca, cert, key] = await Promise.all(
+    ['ca.pem', 'cert.pem', 'key.pem'].map((file) => readFile(join(address.certDir, file))),
+  );
+  return new Dockerode({
+    host: address.host,
+    port: address.port,
+    protocol: 'https',
+    ca,
+    cert,
+    key,
+  });
 }
 
 /** The plane name of a control plane with no PLANE_NAME outside compose. */

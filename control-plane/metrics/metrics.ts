@@ -17,6 +17,13 @@ export interface PoolFigures {
   retired: Partial<Record<string, number>>;
 }
 
+/** What the engines report (a subset of EngineStats). */
+export interface EngineFigures {
+  name: string;
+  up: boolean;
+  containers: number;
+}
+
 const DURATION_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
@@ -100,9 +107,32 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** `pools` is read at every scrape. */
-  constructor(pools: () => readonly PoolFigures[]) {
+  /** `pools` and `engines` (DOCKER_ENGINES; none otherwise) are read at every scrape. */
+  constructor(
+    pools: () => readonly PoolFigures[],
+    engines: () => readonly EngineFigures[] = () => [],
+  ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'mcphost_process_' });
+    new Gauge({
+      name: 'mcphost_engine_up',
+      help: 'Docker engines of DOCKER_ENGINES: 1 while it answers and takes new containers, 0 while it is passed over',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const engine of engines()) this.set({ engine: engine.name }, engine.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'mcphost_engine_containers',
+      help: 'Runner containers this control plane placed on each Docker engine of DOCKER_ENGINES',
+      labelNames: ['engine'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const engine of engines()) this.set({ engine: engine.name }, engine.containers);
+      },
+    });
     new Gauge({
       name: 'mcphost_pool_containers',
       help: 'Containers per pool by state (warm, busy, warming) and callers queued',

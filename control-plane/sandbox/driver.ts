@@ -34,6 +34,8 @@ export interface SandboxExit {
 export interface SandboxInstance {
   /** Container id or `process:<pid>`. */
   readonly id: string;
+  /** The Docker engine running it, when the driver has several (DOCKER_ENGINES). */
+  readonly engine?: string;
   /** Writes bytes to the harness's stdin; throws when the instance can no longer take input. */
   write(data: string): void;
   /** Receives stdout bytes (the protocol). */

@@ -28,6 +28,11 @@ export type { PoolStats } from './pool/pool-contract.js';
 export type { RetireReason } from './pool/pooled-instance.js';
 export type { SandboxDriver, SandboxInstance, SandboxSpec, SandboxExit } from './driver.js';
 export { DockerSandbox } from './docker/docker-sandbox.js';
+export {
+  MultiEngineSandbox,
+  type EngineSource,
+  type EngineStats,
+} from './engines/multi-engine-sandbox.js';
 export { DockerodeContainerClient } from './docker/container-client.js';
 export {
   containerIdFromMountinfo,

@@ -81,6 +81,8 @@ export interface PoolStats {
   adopted: number;
   /** Containers retired, by reason. */
   retired: Partial<Record<RetireReason, number>>;
+  /** Started containers by Docker engine (DOCKER_ENGINES only). */
+  engines?: Record<string, number>;
   /** Last start or runner failure, for operators. */
   lastError?: string;
 }

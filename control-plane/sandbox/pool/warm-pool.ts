@@ -359,8 +359,19 @@ export class WarmPool {
       started: this.#started,
       adopted: this.#adopted,
       retired: { ...this.#retired },
+      ...this.#byEngine(),
       ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
     };
+  }
+
+  /** Started containers by the engine running them, when the driver has several. */
+  #byEngine(): Pick<PoolStats, 'engines'> {
+    const engines: Record<string, number> = {};
+    for (const instance of this.#instances) {
+      const engine = instance.connection?.instance.engine;
+      if (engine !== undefined) engines[engine] = (engines[engine] ?? 0) + 1;
+    }
+    return Object.keys(engines).length === 0 ? {} : { engines };
   }
 
   /** Notes a runner failure seen by the manager, for operators. */
