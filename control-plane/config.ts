@@ -456,9 +456,15 @@ export const CONFIG_TABLE = {
           if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
           else addresses.push(parsed);
         }
-        const names = addresses.map((address) => address.name);
-        if (new Set(names).size !== names.length) {
-          context.addIssue({ code: 'custom', message: 'an engine is listed twice' });
+        const seen = new Set<string>();
+        for (const { name } of addresses) {
+          if (seen.has(name)) {
+            context.addIssue({ code: 'custom', message: `${name} is listed twice` });
+          }
+          seen.add(name);
+        }
+        if (entries.length === 0) {
+          context.addIssue({ code: 'custom', message: 'names no engine (leave it unset for one)' });
         }
         return addresses;
       })

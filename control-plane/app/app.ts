@@ -67,7 +67,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
   };
   try {
     // Nothing is written (data directory, a generated master.key) before the engine answers.
-    // With DOCKER_ENGINES the engines are checked as they are opened: one answering is enough.
+    // With DOCKER_ENGINES the engines are checked as they are opened (one answering is
+    // enough), which comes after the data directory exists.
     if (config.sandboxDriver === 'docker' && config.dockerEngines === undefined) {
       await checkDockerEngine();
     }

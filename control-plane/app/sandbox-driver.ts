@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { EngineAddress } from '../engine-address.js';
@@ -105,26 +106,42 @@ async function openEngines(
 ): Promise<MultiEngineSandbox> {
   const dockers = new Map<string, Promise<Dockerode>>();
   const dockerOf = (address: EngineAddress) => {
-    if (!dockers.has(address.name)) dockers.set(address.name, engineClient(address));
-    return dockers.get(address.name)!;
+    let docker = dockers.get(address.name);
+    if (docker === undefined) {
+      // A failure (certificates not readable yet) is not kept: the next check reads them again.
+      docker = engineClient(address).catch((error: unknown) => {
+        dockers.delete(address.name);
+        throw error;
+      });
+      dockers.set(address.name, docker);
+    }
+    return docker;
   };
-  let planeName = config.planeName;
+  // One bundle for every engine's image build, built once.
+  let harness: Promise<string> | undefined;
+  const harnessDir = () => (harness ??= ensureHarnessBundle(log));
+  const planeName = await planeNameOfEngines(config, dockerOf(addresses[0]!), log);
   const sources: EngineSource[] = addresses.map((address) => ({
     name: address.name,
     open: async () => {
       const docker = await dockerOf(address);
       const client = new DockerodeContainerClient(docker);
       await client.ping();
-      const { owner, composeProject } = await findPlaneOwner(client);
-      planeName ??= resolvePlaneName(config, composeProject, owner, log);
-      const image = config.runnerImage ?? (await runnerImageOn(docker, config, log));
-      const scope = planeName;
+      const { owner } = await findPlaneOwner(client);
+      const image =
+        config.runnerImage ??
+        (await ensureRunnerImage({
+          docker,
+          base: config.runnerBase,
+          harnessDir: await harnessDir(),
+          log: (line) => log.info({ component: 'runner-image', engine: address.name }, line),
+        }));
       return new DockerSandbox({
         client,
         image,
-        planeName: scope,
+        planeName,
         owner,
-        warn: (message) => log.warn({ planeName: scope, engine: address.name }, message),
+        warn: (message) => log.warn({ planeName, engine: address.name }, message),
       });
     },
     memoryMb: async () => (await (await dockerOf(address)).info()).MemTotal / 1048576,
@@ -132,15 +149,50 @@ async function openEngines(
   const driver = new MultiEngineSandbox({
     engines: sources,
     checkIntervalMs: config.dockerEngineCheckIntervalMs,
+    startTimeoutMs: config.runnerStartupTimeoutMs,
     log: (message, details) => log.warn({ component: 'engines', ...details }, message),
   });
   await driver.open();
   return driver;
 }
 
+/**
+ * The plane name of a multi-engine control plane: PLANE_NAME, else the
+ * compose project of its own container on the *first* listed engine, else
+ * the default — decided once, from one engine, so it does not depend on which
+ * engine answers first.
+ */
+async function planeNameOfEngines(
+  config: Config,
+  first: Promise<Dockerode>,
+  log: Logger,
+): Promise<string> {
+  if (config.planeName !== undefined)
+    return resolvePlaneName(config, undefined, currentProcessOwner(), log);
+  const found = await Promise.race([
+    first.then((docker) => findPlaneOwner(new DockerodeContainerClient(docker))),
+    sleep(10_000, undefined, { ref: false }),
+  ]).catch(() => undefined);
+  return resolvePlaneName(
+    config,
+    found?.composeProject,
+    found?.owner ?? currentProcessOwner(),
+    log,
+  );
+}
+
 /** A Dockerode client for one DOCKER_ENGINES entry; a remote one with its TLS client certificates. */
-async function engineClient(address: EngineAddress): Promise<Dockerode> {
-  if (address.kind === 'unix') return new Dockerode({ socketPath: address.socketPath });
+export async function engineClient(address: EngineAddress): Promise<Dockerode> {
+  // Every connection setting given: docker-modem would otherwise take DOCKER_HOST's
+  // host over our socket path, and talk to another engine.
+  if (address.kind === 'unix') {
+    return new Dockerode({
+      socketPath: address.socketPath,
+      host: undefined,
+      port: undefined,
+      protocol: 'http',
+    });
+  }
   const [ca, cert, key] = await Promise.all(
     ['ca.pem', 'cert.pem', 'key.pem'].map((file) => readFile(join(address.certDir, file))),
   );

@@ -1,14 +1,21 @@
 /**
  * DOCKER_ENGINES against two real engines on this machine: the one every
  * test uses, never restarted, and a second one this test starts with its own
- * socket, data root and pid file (test/self-hosting/fixtures/second-engine.ts).
+ * socket, data root and pid file (test/self-hosting/fixtures/second-engine.ts),
+ * reached as a remote engine: over TCP on loopback with TLS, the engine
+ * verifying the control plane's client certificate (openssl-made CA).
  * A real control plane builds its runner image on the second engine, spreads
  * containers over both, keeps answering while the second engine is stopped
  * (its pools refill on the first), and takes the second back when it answers
  * again. Skipped, saying why, without root or dockerd.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../support/loopback-server.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import { startSecondEngine, type SecondEngine } from '../self-hosting/fixtures/second-engine.js';
@@ -26,6 +33,71 @@ const FIRST = 'unix:///var/run/docker.sock';
 let engine: SecondEngine | undefined;
 let plane: TestControlPlane | undefined;
 let second = '';
+let certDir = '';
+
+/**
+ * A CA, a server certificate for 127.0.0.1 and a client certificate, in the
+ * layout DOCKER_ENGINES' `?certs=` folder and dockerd's tls options expect.
+ */
+async function makeEngineCertificates(dir: string): Promise<void> {
+  const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=mcphost-test-engines',
+    '-keyout',
+    'ca-key.pem',
+    '-out',
+    'ca.pem',
+  );
+  await writeFile(
+    join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n',
+  );
+  await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+  for (const [name, subject] of [
+    ['server', '/CN=127.0.0.1'],
+    ['client', '/CN=mcphost'],
+  ] as const) {
+    const key = name === 'client' ? 'key.pem' : 'server-key.pem';
+    const cert = name === 'client' ? 'cert.pem' : 'server-cert.pem';
+    await openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      subject,
+      '-keyout',
+      key,
+      '-out',
+      `${name}.csr`,
+    );
+    await openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      cert,
+    );
+  }
+}
 
 interface EngineRow {
   name: string;
@@ -83,10 +155,22 @@ async function addServer(server: string, minWarm: number): Promise<void> {
 
 describe.skipIf(missing !== undefined)('DOCKER_ENGINES on two engines', () => {
   beforeAll(async () => {
-    engine = await startSecondEngine();
-    second = `unix://${engine.socketPath}`;
+    certDir = await mkdtemp(join(tmpdir(), 'mcphost-engine-tls-'));
+    await makeEngineCertificates(certDir);
+    const port = await freePort();
+    engine = await startSecondEngine({
+      extraHosts: [`tcp://127.0.0.1:${port}`],
+      daemonConfig: {
+        tls: true,
+        tlsverify: true,
+        tlscacert: join(certDir, 'ca.pem'),
+        tlscert: join(certDir, 'server-cert.pem'),
+        tlskey: join(certDir, 'server-key.pem'),
+      },
+    });
+    second = `tcp://127.0.0.1:${port}`;
     plane = await startTestControlPlane({
-      DOCKER_ENGINES: `${FIRST},${second}`,
+      DOCKER_ENGINES: `${FIRST},${second}?certs=${certDir}`,
       DOCKER_ENGINE_CHECK_INTERVAL_MS: '300',
       // Each engine gets the runner image its own way: found on the first,
       // built offline on the second (nothing there, no registry).
@@ -98,7 +182,25 @@ describe.skipIf(missing !== undefined)('DOCKER_ENGINES on two engines', () => {
   afterAll(async () => {
     await plane?.close();
     await engine?.stop();
+    if (certDir !== '') await rm(certDir, { recursive: true, force: true });
   }, 120_000);
+
+  it('is a remote engine that refuses a client without a certificate', async () => {
+    const ca = await readFile(join(certDir, 'ca.pem'));
+    const ping = (connect: Record<string, unknown>) =>
+      undiciFetch(`https://${second.slice('tcp://'.length)}/_ping`, {
+        dispatcher: new Agent({ connect }),
+      }).then(
+        (response) => response.status,
+        (error: Error) => String(error.cause ?? error),
+      );
+    const [cert, key] = await Promise.all(
+      ['cert.pem', 'key.pem'].map((file) => readFile(join(certDir, file))),
+    );
+    expect(await ping({ ca, cert, key })).toBe(200);
+    // The server's certificate checks out, but the engine wants ours.
+    expect(await ping({ ca })).not.toBe(200);
+  });
 
   it('builds the runner image on each engine and spreads containers over both', async () => {
     expect(await engines()).toEqual([

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseEngineAddress } from '../../control-plane/engine-address.js';
+import { engineClient } from '../../control-plane/app/sandbox-driver.js';
 import { loadConfig } from '../../control-plane/config.js';
 import { placementOrder } from '../../control-plane/sandbox/engines/engine-placement.js';
 import { MultiEngineSandbox } from '../../control-plane/sandbox/engines/multi-engine-sandbox.js';
@@ -42,9 +43,38 @@ describe('parseEngineAddress', () => {
       /DOCKER_ENGINES=.*"tcp:\/\/b:2375": a remote engine needs \?certs/,
     );
     expect(() => loadConfig({ DOCKER_ENGINES: 'unix:///a.sock,unix:///a.sock' }, '/none')).toThrow(
-      /listed twice/,
+      /unix:\/\/\/a.sock is listed twice/,
     );
+    expect(() => loadConfig({ DOCKER_ENGINES: ' , ' }, '/none')).toThrow(/names no engine/);
     expect(loadConfig({}, '/none').dockerEngines).toBeUndefined();
+  });
+});
+
+describe('engineClient', () => {
+  it('talks to the listed socket even when DOCKER_HOST names another engine', async () => {
+    const before = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = 'tcp://10.9.9.9:2375';
+    try {
+      const docker = await engineClient({ name: 'x', kind: 'unix', socketPath: '/run/x.sock' });
+      const modem = docker.modem as unknown as { socketPath?: string; host?: string };
+      expect(modem.socketPath).toBe('/run/x.sock');
+      expect(modem.host).toBeUndefined();
+    } finally {
+      if (before === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = before;
+    }
+  });
+
+  it('reads the three TLS files of a remote engine, and fails naming a missing one', async () => {
+    await expect(
+      engineClient({
+        name: 'r',
+        kind: 'tcp',
+        host: '10.0.0.5',
+        port: 2376,
+        certDir: '/nonexistent',
+      }),
+    ).rejects.toThrow(/ca\.pem/);
   });
 });
 
@@ -89,6 +119,7 @@ describe('MultiEngineSandbox', () => {
         memoryMb: async () => 4096,
       })),
       checkIntervalMs: 60_000,
+      startTimeoutMs: 200,
       log: (message, details) => logs.push(`${message} ${String(details.engine)}`),
     });
     return { drivers, sandbox, logs };
@@ -146,15 +177,52 @@ describe('MultiEngineSandbox', () => {
     await expect(none.sandbox.open()).rejects.toThrow(/no Docker engine answers \(a, b\)/);
   });
 
-  it('does not pass over an engine for a failure that is the call’s own', async () => {
+  it('does not pass over an engine for a spec that is the call’s own fault', async () => {
     const { drivers, sandbox } = twoEngines();
     await sandbox.open();
     drivers.a.start = async () => {
-      throw new Error('bad spec');
+      throw new TypeError('bad spec');
     };
     drivers.b.start = drivers.a.start;
     await expect(sandbox.start(spec)).rejects.toThrow('bad spec');
     expect(sandbox.stats().every((e) => e.up && e.containers === 0)).toBe(true);
+    await sandbox.close();
+  });
+
+  it('passes over for a while an engine that answers but fails its starts', async () => {
+    const { drivers, sandbox, logs } = twoEngines();
+    await sandbox.open();
+    drivers.a.start = async () => {
+      throw new Error('No such image: mcphost-runner:abc');
+    };
+    // The failing engine looks emptiest; the start still succeeds on the other.
+    expect((await sandbox.start(spec)).engine).toBe('b');
+    expect((await sandbox.start(spec)).engine).toBe('b');
+    expect(logs.some((line) => line.startsWith('Docker engine failed a container start'))).toBe(
+      true,
+    );
+    expect(sandbox.stats().find((e) => e.name === 'a')).toMatchObject({ up: true, containers: 0 });
+    await sandbox.close();
+  });
+
+  it('abandons a start that hangs on an engine that stopped answering, and ends its containers', async () => {
+    const { drivers, sandbox } = twoEngines();
+    await sandbox.open();
+    const started = await Promise.all([sandbox.start(spec), sandbox.start(spec)]);
+    const running = started.find((instance) => instance.engine === 'a')!;
+    // Engine a hangs: starts never answer, pings fail. With one container on
+    // each engine, a is tried first (listed first), abandoned after the start
+    // timeout, and the start lands on b.
+    drivers.a.start = () => new Promise(() => {});
+    drivers.a.failing = true;
+    expect((await sandbox.start(spec)).engine).toBe('b');
+    expect(sandbox.stats().find((e) => e.name === 'a')).toMatchObject({ up: false });
+    // Its running container is over for the pool, though the engine never said so.
+    await expect(running.exited).resolves.toMatchObject({
+      exitCode: null,
+      stderrTail: expect.stringContaining('stopped answering'),
+    });
+    expect(() => running.write('{}\n')).toThrow(/stopped answering/);
     await sandbox.close();
   });
 });

@@ -6,14 +6,19 @@
  * starts a replacement, and the replacement lands on an engine that answers.
  *
  * An engine is *down* from the moment it stops answering (a start that fails
- * and a ping that fails after it, or the periodic check) until it answers
- * again; then it rejoins: it is opened anew if it never was (its runner image
- * built or found there), and its leftovers are reaped. The driver answers
- * `ping` while at least one engine is up, so readiness holds as long as one
- * engine serves.
+ * or hangs and a ping that fails after it, or the periodic check) until it
+ * answers again. Going down ends its containers for the pools at once (their
+ * `exited` settles, input is refused): an engine that hangs instead of
+ * closing its connections must not hold calls or pools. It then rejoins: it
+ * is opened anew if it never was (its runner image built or found there), and
+ * its leftovers are reaped. An engine that answers but fails starts (a pruned
+ * image, a full disk) is passed over for a growing while, so it cannot draw
+ * every start to itself. `ping` answers while at least one engine is up, so
+ * readiness holds as long as one engine serves.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { McphostError, isMcphostError } from '../../errors.js';
-import type { SandboxDriver, SandboxInstance, SandboxSpec } from '../driver.js';
+import type { SandboxDriver, SandboxExit, SandboxInstance, SandboxSpec } from '../driver.js';
 import { placementOrder, type EngineLoad } from './engine-placement.js';
 
 /** The part of a per-engine driver this one uses (a DockerSandbox). */
@@ -42,9 +47,14 @@ export interface MultiEngineSandboxOptions {
   engines: readonly EngineSource[];
   /** How often engines are checked (down ones for rejoining), in ms. */
   checkIntervalMs: number;
+  /** A start (create, attach, start) taking longer is abandoned and its engine checked, in ms. */
+  startTimeoutMs: number;
   /** Told when an engine goes down or rejoins. */
   log: (message: string, details: Record<string, unknown>) => void;
 }
+
+/** Longest pause of an engine that answers but keeps failing starts, in ms. */
+const MAX_FAILING_PAUSE_MS = 60_000;
 
 interface EngineState extends EngineLoad {
   source: EngineSource;
@@ -53,6 +63,12 @@ interface EngineState extends EngineLoad {
   checking?: Promise<void>;
   /** Its being down was logged: one line per outage, not one per check. */
   reportedDown: boolean;
+  /** Settles when the engine goes down: its containers count as gone. */
+  lost: Promise<void>;
+  loseAll: () => void;
+  /** Starts that failed in a row while it answered, and until when it is passed over. */
+  failedStarts: number;
+  pausedUntil: number;
 }
 
 export class MultiEngineSandbox implements SandboxDriver {
@@ -73,16 +89,20 @@ export class MultiEngineSandbox implements SandboxDriver {
       placedMb: 0,
       containers: 0,
       reportedDown: false,
+      failedStarts: 0,
+      pausedUntil: 0,
+      ...lossSignal(),
     }));
   }
 
-  /** Joins every engine that answers; fails only when none does. Then checks them periodically. */
+  /**
+   * Checks every engine once, then periodically; fails only when none answers.
+   * Called again, it checks again (the timer is set once).
+   */
   async open(): Promise<void> {
     await Promise.all(this.#engines.map((engine) => this.#check(engine)));
-    if (!this.#engines.some((engine) => engine.up)) {
-      throw noEngine(this.#engines.map((engine) => engine.name));
-    }
-    this.#timer = setInterval(() => {
+    if (!this.#engines.some((engine) => engine.up)) throw this.#noEngine();
+    this.#timer ??= setInterval(() => {
       for (const engine of this.#engines) void this.#check(engine);
     }, this.#options.checkIntervalMs);
     this.#timer.unref();
@@ -100,30 +120,69 @@ export class MultiEngineSandbox implements SandboxDriver {
   }
 
   async start(spec: SandboxSpec): Promise<SandboxInstance> {
-    const candidates = placementOrder(this.#engines, spec.memoryMb, spec.runtime);
-    for (const candidate of candidates) {
-      const engine = candidate as EngineState;
+    const now = Date.now();
+    const usable = this.#engines.filter((engine) => engine.pausedUntil <= now);
+    const candidates = placementOrder(usable, spec.memoryMb, spec.runtime) as EngineState[];
+    let lastFailure: unknown;
+    for (const engine of candidates) {
       if (!engine.up || engine.driver === undefined) continue;
-      // Counted before the start: concurrent starts see each other's placement.
-      engine.containers += 1;
-      engine.placedMb += spec.memoryMb;
-      let placed = false;
       try {
-        const instance = await engine.driver.start(spec);
-        placed = true;
-        void instance.exited.then(() => this.#release(engine, spec));
-        return withEngine(instance, engine.name);
+        return await this.#startOn(engine, engine.driver, spec);
       } catch (error) {
-        // Only an engine that no longer answers is passed over; any other
-        // failure (a bad spec, a missing runtime) is the call's own.
-        if (await this.#answers(engine)) throw error;
-        this.#markDown(engine, error);
-      } finally {
-        if (!placed) this.#release(engine, spec);
+        // A spec the driver refuses is the call's own, on every engine.
+        if (error instanceof TypeError) throw error;
+        lastFailure = error;
+        if (await this.#answers(engine)) this.#pauseFailing(engine, error);
+        else this.#markDown(engine, error);
       }
     }
-    // Every engine that could take it is down (or went down under this start).
-    throw noEngine(this.#engines.map((engine) => engine.name));
+    if (lastFailure !== undefined) throw lastFailure;
+    const up = this.#engines.filter((engine) => engine.up);
+    if (up.length === 0) throw this.#noEngine();
+    const withRuntime = up.filter(
+      (engine) => spec.runtime === undefined || (engine.runtimes ?? []).includes(spec.runtime),
+    );
+    throw new McphostError(
+      'ERR_SANDBOX_UNAVAILABLE',
+      withRuntime.length === 0
+        ? `no Docker engine that answers has the runtime "${spec.runtime}"`
+        : 'every Docker engine that answers is failing container starts for now; see the log',
+      { details: { runtime: spec.runtime } },
+    );
+  }
+
+  /** One start on one engine, bounded; counted against it while its container runs. */
+  async #startOn(
+    engine: EngineState,
+    driver: EngineDriver,
+    spec: SandboxSpec,
+  ): Promise<SandboxInstance> {
+    // Counted before the start: concurrent starts see each other's placement.
+    engine.containers += 1;
+    engine.placedMb += spec.memoryMb;
+    const starting = driver.start(spec);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no container after ${this.#options.startTimeoutMs} ms`)),
+        this.#options.startTimeoutMs,
+      );
+    });
+    let instance: SandboxInstance;
+    try {
+      instance = await Promise.race([starting, deadline]);
+    } catch (error) {
+      this.#release(engine, spec);
+      // One that arrives after we gave up is not left running.
+      void starting.then((late) => late.kill()).catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    engine.failedStarts = 0;
+    const placed = withEngine(instance, engine);
+    void placed.exited.then(() => this.#release(engine, spec));
+    return placed;
   }
 
   async reapLeftovers(): Promise<number> {
@@ -144,21 +203,32 @@ export class MultiEngineSandbox implements SandboxDriver {
         return answered;
       }),
     );
-    if (!answers.some(Boolean)) throw noEngine(this.#engines.map((engine) => engine.name));
+    if (!answers.some(Boolean)) throw this.#noEngine();
   }
 
-  /** Runtimes of any engine that is up: a server may ask for one some engine has. */
+  /** Runtimes of any engine that is up, asked afresh (SIGHUP may add one): a server may ask for one some engine has. */
   async runtimes(): Promise<string[]> {
-    const known = this.#engines.filter((engine) => engine.up).flatMap((e) => e.runtimes ?? []);
-    if (known.length === 0) await this.ping();
-    return [...new Set(known)];
+    const lists = await Promise.all(
+      this.#engines.map(async (engine) => {
+        if (!engine.up || engine.driver === undefined) return undefined;
+        const runtimes = await engine.driver.runtimes().catch(() => undefined);
+        if (runtimes !== undefined) engine.runtimes = runtimes;
+        return runtimes;
+      }),
+    );
+    if (lists.every((list) => list === undefined)) throw this.#noEngine();
+    return [...new Set(lists.flatMap((list) => list ?? []))];
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    await Promise.allSettled(this.#engines.map((engine) => engine.checking));
-    await Promise.all(this.#engines.map((engine) => engine.driver?.close()));
+    // Bounded: an engine that hangs must not hold the shutdown.
+    await Promise.race([
+      Promise.allSettled(this.#engines.map((engine) => engine.checking)),
+      sleep(this.#options.startTimeoutMs, undefined, { ref: false }),
+    ]);
+    await Promise.allSettled(this.#engines.map((engine) => engine.driver?.close()));
   }
 
   #release(engine: EngineState, spec: SandboxSpec): void {
@@ -198,7 +268,15 @@ export class MultiEngineSandbox implements SandboxDriver {
       ]);
       await engine.driver.reapLeftovers();
       if (this.#closed) return;
-      Object.assign(engine, { memoryMb, runtimes, up: true, reportedDown: false });
+      Object.assign(engine, {
+        memoryMb,
+        runtimes,
+        up: true,
+        reportedDown: false,
+        failedStarts: 0,
+        pausedUntil: 0,
+        ...lossSignal(),
+      });
       this.#options.log('Docker engine joined', { engine: engine.name, memoryMb, runtimes });
     } catch (error) {
       // Still down; the next check tries again.
@@ -217,6 +295,7 @@ export class MultiEngineSandbox implements SandboxDriver {
   #markDown(engine: EngineState, reason: unknown): void {
     if (!engine.up) return;
     engine.up = false;
+    engine.loseAll();
     this.#reportDown(engine, reason);
   }
 
@@ -228,26 +307,60 @@ export class MultiEngineSandbox implements SandboxDriver {
       error: messageOf(reason),
     });
   }
+
+  /** An engine that answers but failed a start: passed over for 1 s, 2 s, 4 s … up to a minute. */
+  #pauseFailing(engine: EngineState, error: unknown): void {
+    engine.failedStarts += 1;
+    const pauseMs = Math.min(MAX_FAILING_PAUSE_MS, 1000 * 2 ** (engine.failedStarts - 1));
+    engine.pausedUntil = Date.now() + pauseMs;
+    this.#options.log('Docker engine failed a container start: passed over for a while', {
+      engine: engine.name,
+      pauseMs,
+      error: messageOf(error),
+    });
+  }
+
+  #noEngine(): McphostError {
+    const names = this.#engines.map((engine) => engine.name);
+    return new McphostError(
+      'ERR_SANDBOX_UNAVAILABLE',
+      `no Docker engine answers (${names.join(', ')})`,
+      { details: { engines: names } },
+    );
+  }
 }
 
-/** The instance, telling which engine runs it. */
-function withEngine(instance: SandboxInstance, engine: string): SandboxInstance {
+/** The instance, telling which engine runs it, and ended for its pool when that engine goes down. */
+function withEngine(instance: SandboxInstance, engine: EngineState): SandboxInstance {
+  let lost = false;
+  const gone: Promise<SandboxExit> = engine.lost.then(() => {
+    lost = true;
+    // Asked after this exit is reported (a kill that answers at once must not
+    // report its own); it finishes whenever the engine answers again.
+    setImmediate(() => void instance.kill().catch(() => undefined));
+    return {
+      exitCode: null,
+      oomKilled: false,
+      stderrTail: `its Docker engine ${engine.name} stopped answering`,
+    };
+  });
   return {
     id: instance.id,
-    engine,
-    exited: instance.exited,
-    write: (data) => instance.write(data),
+    engine: engine.name,
+    exited: Promise.race([instance.exited, gone]),
+    write: (data) => {
+      if (lost) throw new Error(`the Docker engine ${engine.name} stopped answering`);
+      instance.write(data);
+    },
     onStdout: (listener) => instance.onStdout(listener),
-    kill: () => instance.kill(),
+    kill: () => (lost ? Promise.resolve() : instance.kill()),
   };
 }
 
-function noEngine(names: readonly string[]): McphostError {
-  return new McphostError(
-    'ERR_SANDBOX_UNAVAILABLE',
-    `no Docker engine answers (${names.join(', ')})`,
-    { details: { engines: names } },
-  );
+function lossSignal(): { lost: Promise<void>; loseAll: () => void } {
+  let loseAll!: () => void;
+  const lost = new Promise<void>((resolve) => (loseAll = resolve));
+  return { lost, loseAll };
 }
 
 function messageOf(error: unknown): string {
