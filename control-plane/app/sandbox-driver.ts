@@ -96,8 +96,8 @@ function resolvePlaneName(
 /**
  * DOCKER_ENGINES: one DockerSandbox per engine under a MultiEngineSandbox. An
  * engine is opened (runner image ensured, leftovers reaped) when it first
- * answers, at start or later; the plane name comes from the first engine that
- * answers at start (set PLANE_NAME to make it independent of that).
+ * answers, at start or later; the plane name is decided once, from the first
+ * listed engine (set PLANE_NAME to make it independent of that).
  */
 async function openEngines(
   config: Config,
@@ -117,9 +117,13 @@ async function openEngines(
     }
     return docker;
   };
-  // One bundle for every engine's image build, built once.
+  // One bundle for every engine's image build, built once (again after a failure).
   let harness: Promise<string> | undefined;
-  const harnessDir = () => (harness ??= ensureHarnessBundle(log));
+  const harnessDir = () =>
+    (harness ??= ensureHarnessBundle(log).catch((error: unknown) => {
+      harness = undefined;
+      throw error;
+    }));
   const planeName = await planeNameOfEngines(config, dockerOf(addresses[0]!), log);
   const sources: EngineSource[] = addresses.map((address) => ({
     name: address.name,
