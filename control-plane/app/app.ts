@@ -121,7 +121,11 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     // Read at scrape time only, so the sandbox below may report to it.
     const engineStats = driver instanceof MultiEngineSandbox ? () => driver.stats() : undefined;
     const metrics: Metrics = new Metrics(() => sandbox.stats(), engineStats);
-    const budget = poolBudget(config);
+    // Several engines: derived from what they offer together, not from this host.
+    const budget = poolBudget(
+      config,
+      driver instanceof MultiEngineSandbox ? driver.capacity() : undefined,
+    );
     const sandbox: SandboxManager = new SandboxManager({
       driver,
       defaults: poolDefaultsFrom(config),

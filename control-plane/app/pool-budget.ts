@@ -5,8 +5,9 @@
  * default over a quarter of headroom is safe), and as many containers start at
  * once as fill the CPUs: a container boots within its own CPU quota
  * (TOOL_CPUS), so CPUs ÷ TOOL_CPUS starts in flight keep every core busy
- * and more would only make each one slower. Read from this host: with a
- * remote Docker engine, set POOL_MAX_TOTAL and POOL_START_CONCURRENCY.
+ * and more would only make each one slower. Read from this host, or with
+ * DOCKER_ENGINES from the engines that answered at start, summed; with one
+ * remote engine (DOCKER_HOST), set POOL_MAX_TOTAL and POOL_START_CONCURRENCY.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import type { Config } from '../config.js';

@@ -148,7 +148,10 @@ async function openEngines(
         warn: (message) => log.warn({ planeName, engine: address.name }, message),
       });
     },
-    memoryMb: async () => (await (await dockerOf(address)).info()).MemTotal / 1048576,
+    capacity: async () => {
+      const info = await (await dockerOf(address)).info();
+      return { memoryMb: info.MemTotal / 1048576, cpus: info.NCPU };
+    },
   }));
   const driver = new MultiEngineSandbox({
     engines: sources,

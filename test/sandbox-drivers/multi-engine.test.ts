@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../support/loopback-server.js';
+import { poolBudget } from '../../control-plane/app/pool-budget.js';
+import Dockerode from 'dockerode';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
@@ -207,6 +209,18 @@ describe.skipIf(missing !== undefined)('DOCKER_ENGINES on two engines', () => {
       expect.objectContaining({ name: FIRST, up: true }),
       expect.objectContaining({ name: second, up: true }),
     ]);
+    // The container budget is derived from both engines together, not from this host alone.
+    const [firstInfo, secondInfo] = await Promise.all([
+      new Dockerode().info(),
+      engine!.docker.info(),
+    ]);
+    const budget = (await plane!.admin('GET', '/api/pools')).body.budget;
+    expect(budget.maxTotal).toBe(
+      poolBudget(plane!.config, {
+        memoryBytes: firstInfo.MemTotal + secondInfo.MemTotal,
+        cpus: firstInfo.NCPU + secondInfo.NCPU,
+      }).maxTotal,
+    );
     await addServer('spread', 4);
     expect(await call('spread', 1)).toMatchObject({ ok: true, result: 2 });
     await until('four warm containers', async () => {

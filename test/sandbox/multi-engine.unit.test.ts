@@ -116,7 +116,7 @@ describe('MultiEngineSandbox', () => {
           await drivers[name].ping();
           return drivers[name];
         },
-        memoryMb: async () => 4096,
+        capacity: async () => ({ memoryMb: 4096, cpus: 2 }),
       })),
       checkIntervalMs: 60_000,
       startTimeoutMs: 200,
@@ -169,6 +169,8 @@ describe('MultiEngineSandbox', () => {
     drivers.a.failing = true;
     await sandbox.open();
     expect(sandbox.stats().map((e) => e.up)).toEqual([false, true]);
+    // The budget is derived from the engines that answered.
+    expect(sandbox.capacity()).toEqual({ memoryBytes: 4096 * 1048576, cpus: 2 });
     await sandbox.close();
 
     const none = twoEngines();

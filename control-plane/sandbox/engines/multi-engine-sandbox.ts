@@ -30,8 +30,8 @@ export interface EngineSource {
   name: string;
   /** Prepares the engine (runner image) and returns its driver; rejects when it does not answer. */
   open(): Promise<EngineDriver>;
-  /** The engine's memory in MiB (`docker info`). */
-  memoryMb(): Promise<number>;
+  /** The engine's memory in MiB and its CPUs (`docker info`). */
+  capacity(): Promise<{ memoryMb: number; cpus: number }>;
 }
 
 /** What /api/pools and metrics show of one engine. */
@@ -41,6 +41,7 @@ export interface EngineStats {
   containers: number;
   placedMb: number;
   memoryMb: number;
+  cpus: number;
 }
 
 export interface MultiEngineSandboxOptions {
@@ -58,6 +59,7 @@ const MAX_FAILING_PAUSE_MS = 60_000;
 
 interface EngineState extends EngineLoad {
   source: EngineSource;
+  cpus: number;
   driver?: EngineDriver;
   /** A join or check under way: never two at once for one engine. */
   checking?: Promise<void>;
@@ -86,6 +88,7 @@ export class MultiEngineSandbox implements SandboxDriver {
       name: source.name,
       up: false,
       memoryMb: 0,
+      cpus: 0,
       placedMb: 0,
       containers: 0,
       reportedDown: false,
@@ -110,13 +113,27 @@ export class MultiEngineSandbox implements SandboxDriver {
 
   /** Each engine's state and what we placed on it. */
   stats(): EngineStats[] {
-    return this.#engines.map(({ name, up, containers, placedMb, memoryMb }) => ({
+    return this.#engines.map(({ name, up, containers, placedMb, memoryMb, cpus }) => ({
       name,
       up,
       containers,
       placedMb,
       memoryMb,
+      cpus,
     }));
+  }
+
+  /**
+   * What the engines that are up offer together: the container budget and
+   * start concurrency are derived from it when the operator leaves them unset
+   * (app/pool-budget.ts). Read once at start: engines joining later add no budget.
+   */
+  capacity(): { memoryBytes: number; cpus: number } {
+    const up = this.#engines.filter((engine) => engine.up);
+    return {
+      memoryBytes: up.reduce((sum, engine) => sum + engine.memoryMb * 1048576, 0),
+      cpus: up.reduce((sum, engine) => sum + engine.cpus, 0),
+    };
   }
 
   async start(spec: SandboxSpec): Promise<SandboxInstance> {
@@ -262,14 +279,15 @@ export class MultiEngineSandbox implements SandboxDriver {
     try {
       engine.driver ??= await engine.source.open();
       await engine.driver.ping();
-      const [memoryMb, runtimes] = await Promise.all([
-        engine.source.memoryMb(),
+      const [{ memoryMb, cpus }, runtimes] = await Promise.all([
+        engine.source.capacity(),
         engine.driver.runtimes(),
       ]);
       await engine.driver.reapLeftovers();
       if (this.#closed) return;
       Object.assign(engine, {
         memoryMb,
+        cpus,
         runtimes,
         up: true,
         reportedDown: false,
@@ -277,7 +295,12 @@ export class MultiEngineSandbox implements SandboxDriver {
         pausedUntil: 0,
         ...lossSignal(),
       });
-      this.#options.log('Docker engine joined', { engine: engine.name, memoryMb, runtimes });
+      this.#options.log('Docker engine joined', {
+        engine: engine.name,
+        memoryMb,
+        cpus,
+        runtimes,
+      });
     } catch (error) {
       // Still down; the next check tries again.
       this.#reportDown(engine, error);
