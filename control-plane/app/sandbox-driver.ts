@@ -49,8 +49,11 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
   if (config.dockerEngines !== undefined && config.dockerEngines.length > 0) {
     return openEngines(config, config.dockerEngines, log);
   }
-  const client = new DockerodeContainerClient(new Dockerode());
-  const image = config.runnerImage ?? (await runnerImageOn(new Dockerode(), config, log));
+  const docker = new Dockerode();
+  const client = new DockerodeContainerClient(docker);
+  const image =
+    config.runnerImage ??
+    (await runnerImageOn(docker, config, log, () => ensureHarnessBundle(log)));
   const { owner, composeProject } = await findPlaneOwner(client);
   const planeName = resolvePlaneName(config, composeProject, owner, log);
   const driver = new DockerSandbox({
@@ -64,14 +67,19 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
   return driver;
 }
 
-/** The runner image on `docker`, built there when missing (harness bundle first). */
-async function runnerImageOn(docker: Dockerode, config: Config, log: Logger): Promise<string> {
-  const harnessDir = await ensureHarnessBundle(log);
+/** The runner image on `docker`, built there when missing (from the harness bundle `harnessDir` gives). */
+async function runnerImageOn(
+  docker: Dockerode,
+  config: Config,
+  log: Logger,
+  harnessDir: () => Promise<string>,
+  engine?: string,
+): Promise<string> {
   return ensureRunnerImage({
     docker,
     base: config.runnerBase,
-    harnessDir,
-    log: (line) => log.info({ component: 'runner-image' }, line),
+    harnessDir: await harnessDir(),
+    log: (line) => log.info({ component: 'runner-image', engine }, line),
   });
 }
 
@@ -133,13 +141,7 @@ async function openEngines(
       await client.ping();
       const { owner } = await findPlaneOwner(client);
       const image =
-        config.runnerImage ??
-        (await ensureRunnerImage({
-          docker,
-          base: config.runnerBase,
-          harnessDir: await harnessDir(),
-          log: (line) => log.info({ component: 'runner-image', engine: address.name }, line),
-        }));
+        config.runnerImage ?? (await runnerImageOn(docker, config, log, harnessDir, address.name));
       return new DockerSandbox({
         client,
         image,

@@ -13,6 +13,8 @@ export interface ContextEntry {
   /** Unix permission bits; default 0o644 for files, 0o755 for directories. */
   mode?: number;
   type?: 'file' | 'directory';
+  /** Numeric owner, kept when the archive is unpacked by ADD; default root. */
+  owner?: { uid: number; gid: number };
 }
 
 // A fixed timestamp keeps the archive identical for identical content.
@@ -34,13 +36,17 @@ export async function packBuildContext(entries: readonly ContextEntry[]): Promis
         type: 'directory',
         mode: entry.mode ?? 0o755,
         mtime: FIXED_MTIME,
+        ...entry.owner,
       });
       continue;
     }
     const content = typeof entry.content === 'string' ? Buffer.from(entry.content) : entry.content;
     if (content === undefined)
       throw new TypeError(`packBuildContext: file ${entry.name} has no content`);
-    archive.entry({ name: entry.name, mode: entry.mode ?? 0o644, mtime: FIXED_MTIME }, content);
+    archive.entry(
+      { name: entry.name, mode: entry.mode ?? 0o644, mtime: FIXED_MTIME, ...entry.owner },
+      content,
+    );
   }
   archive.finalize();
   await finished;

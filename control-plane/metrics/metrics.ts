@@ -17,6 +17,9 @@ export interface PoolFigures {
   retired: Partial<Record<string, number>>;
 }
 
+/** One sample of a gauge: its labels and value. */
+type Sample = [labels: Record<string, string>, value: number];
+
 /** What the engines report (a subset of EngineStats). */
 export interface EngineFigures {
   name: string;
@@ -113,63 +116,66 @@ export class Metrics {
     engines: () => readonly EngineFigures[] = () => [],
   ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'mcphost_process_' });
-    new Gauge({
-      name: 'mcphost_engine_up',
-      help: 'Docker engines of DOCKER_ENGINES: 1 while it answers and takes new containers, 0 while it is passed over',
-      labelNames: ['engine'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const engine of engines()) this.set({ engine: engine.name }, engine.up ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'mcphost_engine_containers',
-      help: 'Runner containers this control plane placed on each Docker engine of DOCKER_ENGINES',
-      labelNames: ['engine'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const engine of engines()) this.set({ engine: engine.name }, engine.containers);
-      },
-    });
-    new Gauge({
-      name: 'mcphost_pool_containers',
-      help: 'Containers per pool by state (warm, busy, warming) and callers queued',
-      labelNames: ['pool', 'state'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const pool of pools()) {
-          for (const state of ['warm', 'busy', 'warming', 'queued'] as const) {
-            this.set({ pool: pool.poolKey, state }, pool[state]);
-          }
-        }
-      },
-    });
+    this.#scrapedGauge(
+      'mcphost_engine_up',
+      'Docker engines of DOCKER_ENGINES: 1 while it answers and takes new containers, 0 while it is passed over',
+      ['engine'],
+      () => engines().map((engine) => [{ engine: engine.name }, engine.up ? 1 : 0]),
+    );
+    this.#scrapedGauge(
+      'mcphost_engine_containers',
+      'Runner containers this control plane placed on each Docker engine of DOCKER_ENGINES',
+      ['engine'],
+      () => engines().map((engine) => [{ engine: engine.name }, engine.containers]),
+    );
+    this.#scrapedGauge(
+      'mcphost_pool_containers',
+      'Containers per pool by state (warm, busy, warming) and callers queued',
+      ['pool', 'state'],
+      () =>
+        pools().flatMap((pool) =>
+          (['warm', 'busy', 'warming', 'queued'] as const).map((state): Sample => [
+            { pool: pool.poolKey, state },
+            pool[state],
+          ]),
+        ),
+    );
     // Cumulative since the pool was created; a gauge because the pools own the count.
+    this.#scrapedGauge(
+      'mcphost_pool_container_starts',
+      'Containers started per pool since it was created',
+      ['pool'],
+      () => pools().map((pool) => [{ pool: pool.poolKey }, pool.started]),
+    );
+    this.#scrapedGauge(
+      'mcphost_container_retirements',
+      'Containers retired per pool and reason since the pool was created',
+      ['pool', 'reason'],
+      () =>
+        pools().flatMap((pool) =>
+          Object.entries(pool.retired).map(([reason, count]): Sample => [
+            { pool: pool.poolKey, reason },
+            count ?? 0,
+          ]),
+        ),
+    );
+  }
+
+  /** A gauge whose samples are read afresh at every scrape (what the pools and engines own). */
+  #scrapedGauge(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    samples: () => readonly Sample[],
+  ): void {
     new Gauge({
-      name: 'mcphost_pool_container_starts',
-      help: 'Containers started per pool since it was created',
-      labelNames: ['pool'] as const,
+      name,
+      help,
+      labelNames,
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const pool of pools()) this.set({ pool: pool.poolKey }, pool.started);
-      },
-    });
-    new Gauge({
-      name: 'mcphost_container_retirements',
-      help: 'Containers retired per pool and reason since the pool was created',
-      labelNames: ['pool', 'reason'] as const,
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const pool of pools()) {
-          for (const [reason, count] of Object.entries(pool.retired)) {
-            this.set({ pool: pool.poolKey, reason }, count ?? 0);
-          }
-        }
+        for (const [labels, value] of samples()) this.set(labels, value);
       },
     });
   }

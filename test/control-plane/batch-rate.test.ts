@@ -62,19 +62,7 @@ async function open(subdomain: string): Promise<string> {
 }
 
 it('charges a batch one token per request, and refuses one the caller cannot pay for', async () => {
-  const opened = await post({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-03-26',
-      capabilities: {},
-      clientInfo: { name: 't', version: '1' },
-    },
-  });
-  expect(opened.status).toBe(200);
-  const session = opened.headers.get('mcp-session-id')!;
-  await opened.text();
+  const session = await open('batched');
   // 1 (initialize) + 5 = the burst of 6.
   const first = await post(pings(10), session);
   expect(first.status).toBe(200);
