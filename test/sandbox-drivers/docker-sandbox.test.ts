@@ -254,6 +254,37 @@ describe('DockerSandbox lifecycle', () => {
     expect(await current.reapLeftovers()).toBe(1);
   });
 
+  it('judges each owner on its own labels: a forged container never decides for a live one', async () => {
+    const planeName = uniquePlaneName('forged');
+    const current = newDriver(planeName);
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    await once(other, 'spawn');
+    const live = new DockerSandbox({
+      image,
+      planeName,
+      killTimeoutMs: 5_000,
+      owner: { host: hostname(), pid: other.pid! },
+    });
+    drivers.push(live);
+    try {
+      const running = await live.start(smallSpec());
+      // Anyone who may create containers on the engine labels one with the live
+      // instance's id and no owner: taken alone it counts as an old leftover.
+      const docker = new Dockerode();
+      const forged = await docker.createContainer({
+        Image: image,
+        Labels: { 'mcphost.plane': planeName, 'mcphost.plane-instance': live.planeInstance },
+        HostConfig: { NetworkMode: 'none' },
+      });
+      expect(await current.reapLeftovers()).toBe(1);
+      expect(await current.client.inspect(forged.id)).toBeUndefined();
+      expect((await current.client.inspect(running.id))?.State.Running).toBe(true);
+    } finally {
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+    }
+  });
+
   it('close() kills every instance it started and refuses new ones', async () => {
     const driver = new DockerSandbox({ image, planeName: uniquePlaneName('close') });
     const instances = await Promise.all([driver.start(smallSpec()), driver.start(smallSpec())]);

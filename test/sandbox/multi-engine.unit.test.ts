@@ -155,7 +155,11 @@ describe('MultiEngineSandbox', () => {
 
     drivers.a.failing = true;
     await expect(sandbox.ping()).rejects.toMatchObject({ code: 'ERR_SANDBOX_UNAVAILABLE' });
-    await expect(sandbox.start(spec)).rejects.toMatchObject({ code: 'ERR_SANDBOX_UNAVAILABLE' });
+    // A call's error never names the operator's engines (internal addresses).
+    await expect(sandbox.start(spec)).rejects.toMatchObject({
+      code: 'ERR_SANDBOX_UNAVAILABLE',
+      message: 'no Docker engine answers',
+    });
 
     drivers.b.failing = false;
     await sandbox.open(); // a check of every engine, as the timer runs it
@@ -204,6 +208,26 @@ describe('MultiEngineSandbox', () => {
       true,
     );
     expect(sandbox.stats().find((e) => e.name === 'a')).toMatchObject({ up: true, containers: 0 });
+    await sandbox.close();
+  });
+
+  it('pauses no engine for a start that fails on every engine: that is the spec’s own failure', async () => {
+    const { drivers, sandbox, logs } = twoEngines();
+    await sandbox.open();
+    // A tenant's settings that no engine can start (say, a runtime broken everywhere).
+    for (const driver of [drivers.a, drivers.b]) {
+      const start = driver.start.bind(driver);
+      driver.start = async (asked) => {
+        if (asked.runtime === 'runsc') throw new Error('runsc: cannot start the sandbox');
+        return start(asked);
+      };
+    }
+    await expect(sandbox.start({ ...spec, runtime: 'runsc' })).rejects.toThrow(/runsc/);
+    expect(logs.some((line) => line.startsWith('Docker engine failed a container start'))).toBe(
+      false,
+    );
+    // Another tenant's start is not held back.
+    expect((await sandbox.start(spec)).engine).toBe('a');
     await sandbox.close();
   });
 

@@ -11,9 +11,10 @@
  * `exited` settles, input is refused): an engine that hangs instead of
  * closing its connections must not hold calls or pools. It then rejoins: it
  * is opened anew if it never was (its runner image built or found there), and
- * its leftovers are reaped. An engine that answers but fails starts (a pruned
- * image, a full disk) is passed over for a growing while, so it cannot draw
- * every start to itself. `ping` answers while at least one engine is up, so
+ * its leftovers are reaped. An engine that answers but fails a start another
+ * engine then takes (a pruned image, a full disk) is passed over for a
+ * growing while, so it cannot draw every start to itself; a start that fails
+ * on every engine is the spec's own failure and pauses none. `ping` answers while at least one engine is up, so
  * readiness holds as long as one engine serves.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -104,7 +105,8 @@ export class MultiEngineSandbox implements SandboxDriver {
    */
   async open(): Promise<void> {
     await Promise.all(this.#engines.map((engine) => this.#check(engine)));
-    if (!this.#engines.some((engine) => engine.up)) throw this.#noEngine();
+    // At start, for the operator: which engines were tried.
+    if (!this.#engines.some((engine) => engine.up)) throw this.#noEngine(true);
     this.#timer ??= setInterval(() => {
       for (const engine of this.#engines) void this.#check(engine);
     }, this.#options.checkIntervalMs);
@@ -141,18 +143,25 @@ export class MultiEngineSandbox implements SandboxDriver {
     const usable = this.#engines.filter((engine) => engine.pausedUntil <= now);
     const candidates = placementOrder(usable, spec.memoryMb, spec.runtime) as EngineState[];
     let lastFailure: unknown;
+    // Engines that answered yet failed this start: their fault only if another takes it.
+    const failedHere: { engine: EngineState; error: unknown }[] = [];
     for (const engine of candidates) {
       if (!engine.up || engine.driver === undefined) continue;
       try {
-        return await this.#startOn(engine, engine.driver, spec);
+        const instance = await this.#startOn(engine, engine.driver, spec);
+        for (const failed of failedHere) this.#pauseFailing(failed.engine, failed.error);
+        return instance;
       } catch (error) {
         // A spec the driver refuses is the call's own, on every engine.
         if (error instanceof TypeError) throw error;
         lastFailure = error;
-        if (await this.#answers(engine)) this.#pauseFailing(engine, error);
-        else this.#markDown(engine, error);
+        if (!(await this.#answers(engine))) this.#markDown(engine, error);
+        else if (isMissingRuntime(error)) await this.#refreshRuntimes(engine);
+        else failedHere.push({ engine, error });
       }
     }
+    // Failed on every engine that answers: the spec's own failure (a tenant's
+    // settings), which must not pause engines for everyone else.
     if (lastFailure !== undefined) throw lastFailure;
     const up = this.#engines.filter((engine) => engine.up);
     if (up.length === 0) throw this.#noEngine();
@@ -166,6 +175,11 @@ export class MultiEngineSandbox implements SandboxDriver {
         : 'every Docker engine that answers is failing container starts for now; see the log',
       { details: { runtime: spec.runtime } },
     );
+  }
+
+  async #refreshRuntimes(engine: EngineState): Promise<void> {
+    const runtimes = await engine.driver?.runtimes().catch(() => undefined);
+    if (runtimes !== undefined) engine.runtimes = runtimes;
   }
 
   /** One start on one engine, bounded; counted against it while its container runs. */
@@ -343,12 +357,16 @@ export class MultiEngineSandbox implements SandboxDriver {
     });
   }
 
-  #noEngine(): McphostError {
+  /**
+   * Engine addresses are the operator's (internal hosts): named at start,
+   * never in an error a call can carry back to a tenant (they are logged).
+   */
+  #noEngine(named = false): McphostError {
     const names = this.#engines.map((engine) => engine.name);
     return new McphostError(
       'ERR_SANDBOX_UNAVAILABLE',
-      `no Docker engine answers (${names.join(', ')})`,
-      { details: { engines: names } },
+      named ? `no Docker engine answers (${names.join(', ')})` : 'no Docker engine answers',
+      named ? { details: { engines: names } } : undefined,
     );
   }
 }
@@ -364,7 +382,7 @@ function withEngine(instance: SandboxInstance, engine: EngineState): SandboxInst
     return {
       exitCode: null,
       oomKilled: false,
-      stderrTail: `its Docker engine ${engine.name} stopped answering`,
+      stderrTail: 'its Docker engine stopped answering',
     };
   });
   return {
@@ -372,7 +390,7 @@ function withEngine(instance: SandboxInstance, engine: EngineState): SandboxInst
     engine: engine.name,
     exited: Promise.race([instance.exited, gone]),
     write: (data) => {
-      if (lost) throw new Error(`the Docker engine ${engine.name} stopped answering`);
+      if (lost) throw new Error('its Docker engine stopped answering');
       instance.write(data);
     },
     onStdout: (listener) => instance.onStdout(listener),
@@ -389,4 +407,12 @@ function lossSignal(): { lost: Promise<void>; loseAll: () => void } {
 function messageOf(error: unknown): string {
   if (isMcphostError(error) || error instanceof Error) return error.message;
   return String(error);
+}
+
+/** DockerSandbox's refusal of a runtime the engine lacks (it names the runtime in its details). */
+function isMissingRuntime(error: unknown): boolean {
+  return (
+    isMcphostError(error, 'ERR_SANDBOX_UNAVAILABLE') &&
+    typeof (error.details as { runtime?: unknown } | undefined)?.runtime === 'string'
+  );
 }
