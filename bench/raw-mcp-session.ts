@@ -39,6 +39,17 @@ export class RawMcpSession {
     };
   }
 
+  /** The session id the server gave (empty before `open`). */
+  get id(): string {
+    return this.#id;
+  }
+
+  /** Takes a session another client opened (the same session through another replica). */
+  adopt(id: string): void {
+    this.#id = id;
+    this.#next = 1_000_000;
+  }
+
   async open(): Promise<void> {
     const init = await this.#post({
       jsonrpc: '2.0',

@@ -11,6 +11,7 @@ import { runManyToolsBench } from './many-tools-bench.js';
 import { runStoreBench } from './store-bench.js';
 import { runMcpLayerBench } from './mcp-layer-bench.js';
 import { runEntriesBench } from './entries-bench.js';
+import { runReplicaBench } from './replica-bench.js';
 
 const report = (line: string) => console.log(`  ${line}`);
 console.log(`mcphost bench — node ${process.version}, ${new Date().toISOString()}`);
@@ -28,4 +29,8 @@ console.log('\nmany tools (1,000 tools on 100 servers, real control plane and co
 await runManyToolsBench(report);
 console.log('\nprompts, resources, completions (real control plane and containers):');
 await runEntriesBench(report);
+console.log(
+  '\nreplicas sharing sessions (PostgreSQL) against one replica (real control planes and containers):',
+);
+await runReplicaBench(report);
 process.exit(0);

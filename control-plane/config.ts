@@ -512,6 +512,18 @@ export const CONFIG_TABLE = {
     positiveInt,
     '50',
   ),
+  mcpSseRetryMs: entry(
+    'MCP_SSE_RETRY_MS',
+    'the `retry` a resumable response stream announces: how long a client waits before resuming it with Last-Event-ID, in ms',
+    positiveInt,
+    '1000',
+  ),
+  mcpResumeWindowMs: entry(
+    'MCP_RESUME_WINDOW_MS',
+    'how long the rest of a call whose response was cut (or ended by sdk.closeStream) stays resumable after its answer, in ms',
+    positiveInt,
+    '60000',
+  ),
   rateLimitPerMinute: entry(
     'RATE_LIMIT_PER_MINUTE',
     "requests a minute one caller may make to one server's /mcp, for servers without their own rateLimit; 0 = no default limit",

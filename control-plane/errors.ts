@@ -156,6 +156,11 @@ const CONTROL_PLANE = {
     SESSION,
     'The MCP session is unknown, expired or closed; start a new one with initialize.',
   ),
+  ERR_STREAM_NOT_FOUND: spec(
+    404,
+    SESSION,
+    'A `Last-Event-ID` names no event of this session that can still be resumed (never sent, or its call ended longer ago than MCP_RESUME_WINDOW_MS).',
+  ),
   ERR_UNKNOWN_TOOL: spec(404, JsonRpc.InvalidParams, 'The hosted server has no tool of this name.'),
   ERR_UNKNOWN_PROMPT: spec(
     404,

@@ -27,6 +27,7 @@ import {
 import {
   callLine,
   contentResultLine,
+  disconnectLine,
   errorResultLine,
   logLine,
   okResultLine,
@@ -77,6 +78,8 @@ export class Invocation {
   readonly #progress: boolean;
   #progressSent = 0;
   #progressBytes = 0;
+  /** Whether `sdk.closeStream()` was sent: once is all it means, so once is all it costs. */
+  #disconnectSent = false;
   readonly #context: Pick<ToolContext, 'api' | 'drain'>;
   readonly #write: (line: string) => void;
   readonly #onEnd: (invocation: Invocation) => void;
@@ -130,6 +133,9 @@ export class Invocation {
         return undefined;
       case 'progress':
         this.#sendProgress(a, b, c);
+        return undefined;
+      case 'closeStream':
+        this.#sendDisconnect();
         return undefined;
       case 'web':
         return answerWebCall(a, b, c, d, this.#webClock);
@@ -267,6 +273,17 @@ export class Invocation {
     this.#progressSent += 1;
     this.#progressBytes += bytes;
     this.#write(line);
+  }
+
+  /**
+   * One `sdk.closeStream()`: the response carrying the call can end only
+   * once, so later calls send nothing. Sent whatever the caller: only the
+   * control plane knows whether it can resume (SEP-1699) and ignores it if not.
+   */
+  #sendDisconnect(): void {
+    if (this.#disconnectSent) return;
+    this.#disconnectSent = true;
+    this.#write(disconnectLine(this.id));
   }
 
   #end(line: string): void {

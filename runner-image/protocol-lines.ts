@@ -32,6 +32,11 @@ export function progressLine(
   return encodeMessage({ type: 'progress', invocation, progress, total, message });
 }
 
+/** `sdk.closeStream()`: end the response carrying the call (sent once per invocation). */
+export function disconnectLine(invocation: string): string {
+  return encodeMessage({ type: 'disconnect', invocation });
+}
+
 /** A brokered request; `argsJson` must be one line of JSON. */
 export function callLine(
   invocation: string,

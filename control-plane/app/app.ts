@@ -19,7 +19,7 @@ import type { Logger } from '../logger.js';
 import { createHostedMcpServer } from '../mcp/index.js';
 import { McpEndpoint } from '../mcp/index.js';
 import { RateLimiter } from '../mcp/index.js';
-import { SessionRegistry } from '../mcp/index.js';
+import { SessionRegistry, SharedSessions } from '../mcp/index.js';
 import { Metrics } from '../metrics/index.js';
 import { MultiEngineSandbox, SandboxManager, poolUnitOf } from '../sandbox/index.js';
 import { ConfigCache } from '../store/index.js';
@@ -190,12 +190,23 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       invoker,
       maxRenderedBytes: config.toolMaxResultBytes,
     });
+    // With PostgreSQL, any replica serves any session (shared-sessions.ts); the
+    // embedded store is one process, whose sessions live in it alone.
+    const shared =
+      store.dialect === 'postgres'
+        ? new SharedSessions(store, {
+            idleMs: config.mcpSessionIdleMs,
+            resumeWindowMs: config.mcpResumeWindowMs,
+            onError: (error, what) => log.warn({ err: error, component: 'mcp' }, `${what} failed`),
+          })
+        : undefined;
     const sessions = new SessionRegistry({
       idleMs: config.mcpSessionIdleMs,
       maxSessions: config.mcpMaxSessions,
       maxPerServer: config.mcpMaxSessionsPerServer,
       maxPerCaller: config.mcpMaxSessionsPerCaller,
       onEvict: (session) => metrics.sessionEvicted(session.subdomain),
+      onServerClosed: (subdomain) => shared?.endServer(subdomain),
     });
     sessions.start();
     new ConfigSync(cache, sandbox, sessions).start();
@@ -203,19 +214,29 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const endpoint = new McpEndpoint({
       sessions,
       maxBodyBytes: config.maxBodyBytes,
-      serverFor: (subdomain, caller) =>
-        createHostedMcpServer({
-          catalog: cache,
-          invoker,
-          entries,
-          version: VERSION,
-          subdomain,
-          caller,
-          onInternalError: (error) =>
-            log.error({ err: error, component: 'mcp', server: subdomain }, 'tools/call failed'),
-        }),
+      retryMs: config.mcpSseRetryMs,
+      resumeWindowMs: config.mcpResumeWindowMs,
+      shared,
+      serverFor: (subdomain, caller, features) =>
+        createHostedMcpServer(
+          {
+            catalog: cache,
+            invoker,
+            entries,
+            version: VERSION,
+            subdomain,
+            caller,
+            onInternalError: (error) =>
+              log.error({ err: error, component: 'mcp', server: subdomain }, 'tools/call failed'),
+          },
+          features,
+        ),
       onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
     });
+    if (shared) {
+      shared.start(endpoint.signalHandlers());
+      closers.push(() => shared.close());
+    }
     // Rate limits are shared out among the replicas alive (PostgreSQL), see rate-limiter.ts.
     const replicas = new LiveReplicas(store, (error) =>
       log.warn({ err: error }, 'replica heartbeat failed'),

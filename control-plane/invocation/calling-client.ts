@@ -1,8 +1,9 @@
 /**
  * The MCP client that made a call, as tool code reaches it: `sdk.progress`,
- * `sdk.elicit` and `sdk.sample` travel to it within the call. The MCP layer
- * implements it (mcp/calling-client.ts); an admin test run has no client, and
- * the tool gets a clear error instead.
+ * `sdk.closeStream`, `sdk.elicit` and `sdk.sample` travel to it within the
+ * call. The MCP layer implements it (mcp/calling-client.ts); an admin test run
+ * has no client, and the tool gets a clear error instead (or, for progress
+ * and closeStream, nothing happens).
  */
 import {
   CLIENT_OPERATIONS,
@@ -16,6 +17,14 @@ import type { ProgressUpdate } from '../sandbox/index.js';
 export interface CallingClient {
   /** Present when the client sent a progress token; otherwise `sdk.progress` sends nothing. */
   progress?(update: ProgressUpdate): void;
+  /**
+   * `sdk.closeStream()`: ends the HTTP response carrying the call now while
+   * the call goes on, when the client can resume it (MCP 2025-11-25, SEP-1699:
+   * an SSE response primed with an event id and `retry`); it then reconnects
+   * with `Last-Event-ID` and receives the rest, the result included. Does
+   * nothing for a client that cannot resume. Called at most once per call.
+   */
+  closeStream?(): void;
   /**
    * Sends an elicitation or sampling request and resolves with the client's
    * answer; a McphostError (ERR_CLIENT_UNSUPPORTED, ERR_CLIENT_FAILED,

@@ -233,6 +233,7 @@ export class ToolInvoker {
             ? askClient(request.client, operation, args, context.signal)
             : this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
         onProgress: request.client?.progress?.bind(request.client),
+        onCloseStream: request.client?.closeStream?.bind(request.client),
       });
     } finally {
       // Whatever the outcome (an open transaction included) nothing the invocation

@@ -1,6 +1,7 @@
 /**
  * The calling client of one `tools/call`, as tool code reaches it: progress
- * notifications when the call carried a progress token, and elicitation and
+ * notifications when the call carried a progress token, the end of the
+ * call's response (`sdk.closeStream()`), and elicitation and
  * sampling requests sent on the call's own response (related to its request
  * id), within the call. The SDK's `Server` checks the client's capabilities
  * and, for a form elicitation, the answer against the requested schema.
@@ -16,6 +17,7 @@ import type { ClientOperation } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
 import { SDK_NAME_OF, type CallingClient } from '../invocation/index.js';
 import { describeProblems } from '../validation-problems.js';
+import { StreamableHttpTransport } from './streamable-http-transport.js';
 import type { HandlerExtra } from './tool-call.js';
 
 /**
@@ -35,6 +37,12 @@ export function callingClientFor(
   const client: CallingClient = {
     request: (operation, args, signal) => ask(server, extra, operation, args, signal),
   };
+  // `sdk.closeStream()`: the call's response ends and the client resumes it (or, for a
+  // client that cannot, nothing happens).
+  const transport = server.transport;
+  if (transport instanceof StreamableHttpTransport) {
+    client.closeStream = () => transport.closeStream(extra.requestId);
+  }
   if (progressToken !== undefined) {
     client.progress = (update) => {
       void extra

@@ -73,7 +73,12 @@ export function addEntryHandlers(
   server: Server,
   context: EntryHandlerContext,
   capabilities: ServerCapabilities,
-  session: { minimumLevel(): LoggingLevel; subscriptions: ResourceSubscriptions },
+  session: {
+    minimumLevel(): LoggingLevel;
+    subscriptions: ResourceSubscriptions;
+    /** Records a changed subscription where every replica sees it. */
+    settingsChanged(): Promise<void>;
+  },
 ): void {
   const { subdomain, catalog, entries } = context;
   const runOf = (
@@ -155,12 +160,14 @@ export function addEntryHandlers(
           );
         }
         session.subscriptions.add(uri, resource);
+        await session.settingsChanged();
         return {};
       }),
     );
     server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
       answer(async () => {
         session.subscriptions.delete(request.params.uri);
+        await session.settingsChanged();
         return {};
       }),
     );

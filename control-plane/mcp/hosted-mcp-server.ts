@@ -15,6 +15,7 @@ import {
   ListToolsRequestSchema,
   SetLevelRequestSchema,
   type LoggingLevel,
+  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { publishedInputSchema } from '../invocation/index.js';
@@ -24,6 +25,7 @@ import { ELICITATION_ANSWERS } from './elicitation-answers.js';
 import type { EntryRunner } from '../invocation/index.js';
 import { addEntryHandlers, entryCapabilities, type EntryHandlerContext } from './entry-handlers.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
+import type { SessionSettings } from './session-state.js';
 import { callTool, type ToolCallContext } from './tool-call.js';
 
 export interface HostedServerContext extends ToolCallContext {
@@ -37,6 +39,15 @@ export interface HostedSession {
   server: Server;
   /** Resource URIs the client subscribed to. */
   subscriptions: ResourceSubscriptions;
+  /** The settings replicas share (session-state.ts). */
+  settings(): SessionSettings;
+  /** Takes settings another replica recorded (the client changed them there). */
+  applySettings(settings: SessionSettings): void;
+  /**
+   * Told when the client changed a setting (log level, subscriptions); the
+   * answer waits for it, so that every replica sees the change once it is answered.
+   */
+  onSettingsChanged?: () => Promise<void>;
 }
 
 // Tool descriptions are rebuilt only when a tool's record changes (a save
@@ -66,10 +77,14 @@ function describe(tool: InvocableTool): Tool {
 /**
  * Builds the SDK server of one session. Prompts, resources and completions
  * are announced (and answered) only when the server has some now: MCP
- * capabilities are fixed for a session.
+ * capabilities are fixed for a session — a session restored on another
+ * replica passes the `features` it was opened with.
  */
-export function createHostedMcpServer(context: HostedServerContext): HostedSession {
-  const entryFeatures = entryCapabilities(context);
+export function createHostedMcpServer(
+  context: HostedServerContext,
+  features?: ServerCapabilities,
+): HostedSession {
+  const entryFeatures = features ?? entryCapabilities(context);
   const server = new Server(
     { name: `mcphost/${context.subdomain}`, version: context.version },
     {
@@ -78,12 +93,26 @@ export function createHostedMcpServer(context: HostedServerContext): HostedSessi
     },
   );
   const subscriptions = new ResourceSubscriptions();
-  skipRequestIdZero(server);
   // Every line is sent until the client asks for less.
   let minimumLevel: LoggingLevel = 'debug';
+  const session: HostedSession = {
+    server,
+    subscriptions,
+    settings: () => ({
+      features: entryFeatures,
+      logLevel: minimumLevel,
+      subscriptions: subscriptions.entries(),
+    }),
+    applySettings: (settings) => {
+      minimumLevel = settings.logLevel;
+      subscriptions.replace(settings.subscriptions);
+    },
+  };
+  const settingsChanged = () => session.onSettingsChanged?.() ?? Promise.resolve();
 
   server.setRequestHandler(SetLevelRequestSchema, async (request) => {
     minimumLevel = request.params.level;
+    await settingsChanged();
     return {};
   });
 
@@ -101,18 +130,7 @@ export function createHostedMcpServer(context: HostedServerContext): HostedSessi
   addEntryHandlers(server, context, entryFeatures, {
     minimumLevel: () => minimumLevel,
     subscriptions,
+    settingsChanged,
   });
-  return { server, subscriptions };
-}
-
-/**
- * Numbers this session's requests to the client (elicitation, sampling) from 1.
- * The official TypeScript SDK, up to 1.32 at least, drops `notifications/cancelled`
- * for request id 0 (a falsy check, typescript-sdk#2283), and the SDK's own
- * Protocol numbers from 0: an SDK client would keep a form open after the tool
- * that asked for it timed out. The field is the SDK's; if it is gone, nothing changes.
- */
-function skipRequestIdZero(server: Server): void {
-  const protocol = server as unknown as { _requestMessageId?: unknown };
-  if (protocol._requestMessageId === 0) protocol._requestMessageId = 1;
+  return session;
 }

@@ -7,3 +7,4 @@ export { createHostedSide } from './hosted-side.js';
 export { McpEndpoint } from './mcp-endpoint.js';
 export { RateLimiter } from './rate-limiter.js';
 export { SessionRegistry } from './session-registry.js';
+export { SharedSessions } from './shared-sessions.js';

@@ -42,6 +42,21 @@ export class ResourceSubscriptions {
     if (this.#uris.delete(uri)) this.#characters -= uri.length;
   }
 
+  /** Every subscription as [URI, resource name]. */
+  entries(): [string, string][] {
+    return [...this.#uris];
+  }
+
+  /** Takes the subscriptions another replica recorded (within the same bounds, which it checked). */
+  replace(entries: readonly [string, string][]): void {
+    this.#uris.clear();
+    this.#characters = 0;
+    for (const [uri, resource] of entries.slice(0, MAX_SUBSCRIPTIONS_PER_SESSION)) {
+      this.#uris.set(uri, resource);
+      this.#characters += uri.length;
+    }
+  }
+
   /** The subscribed URIs a change touched. */
   affected(changes: ResourceChanges): string[] {
     const touched: string[] = [];

@@ -11,6 +11,11 @@
  * sent nothing for `keepAliveMs` turns into a stream too and then carries a
  * comment every `keepAliveMs`, so proxies and idle timeouts do not cut a long
  * call. A GET stream is an SSE stream from the start.
+ *
+ * A response of a resumable stream (call-stream.ts) opens its SSE stream with
+ * a priming event — an id and a `retry` interval, no data (SEP-1699) — and
+ * gives every event the id its call stream numbered it with, so a client that
+ * loses the response can resume it with `Last-Event-ID`.
  */
 import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -23,18 +28,32 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
+/** The first event of a resumable SSE stream: its id and how long a client waits before resuming. */
+export interface PrimingEvent {
+  id: string;
+  retryMs: number;
+}
+
 export class ResponseStream {
   readonly #res: ServerResponse;
   readonly #sessionId: string;
   readonly #keepAliveMs: number;
+  readonly #priming: PrimingEvent | undefined;
   #mode: 'undecided' | 'sse' | 'ended' = 'undecided';
   #keepAlive: NodeJS.Timeout | undefined;
 
   /** `onGone` runs once when the client goes away before the response ended. */
-  constructor(res: ServerResponse, sessionId: string, keepAliveMs: number, onGone: () => void) {
+  constructor(
+    res: ServerResponse,
+    sessionId: string,
+    keepAliveMs: number,
+    onGone: () => void,
+    priming?: PrimingEvent,
+  ) {
     this.#res = res;
     this.#sessionId = sessionId;
     this.#keepAliveMs = keepAliveMs;
+    this.#priming = priming;
     res.once('close', () => {
       if (this.#mode === 'ended') return;
       this.#stop();
@@ -59,15 +78,24 @@ export class ResponseStream {
     return this.#mode === 'ended';
   }
 
-  /** Sends a message before the final answer (turns the response into a stream). */
-  send(message: JSONRPCMessage): void {
-    if (this.#mode === 'ended') return;
-    if (this.#mode === 'undecided') this.#startSse();
-    this.#res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  /** True once the response is an event stream (its answer can no longer be plain JSON). */
+  get streaming(): boolean {
+    return this.#mode === 'sse';
   }
 
-  /** Sends the final answer — one response, or the responses of a batch — and ends. */
-  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined): void {
+  /** Sends a message before the final answer (turns the response into a stream). */
+  send(message: JSONRPCMessage, eventId?: string): void {
+    if (this.#mode === 'ended') return;
+    if (this.#mode === 'undecided') this.#startSse();
+    const id = eventId === undefined ? '' : `id: ${eventId}\n`;
+    this.#res.write(`event: message\n${id}data: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /**
+   * Sends the final answer — one response, or the responses of a batch — and
+   * ends; `eventId` names it when it goes out as an event.
+   */
+  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined, eventId?: string): void {
     if (this.#mode === 'ended') return;
     if (this.#mode === 'undecided' && answer !== undefined) {
       this.#stop();
@@ -80,7 +108,7 @@ export class ResponseStream {
       this.#res.end(text);
       return;
     }
-    for (const message of answer === undefined ? [] : [answer].flat()) this.send(message);
+    for (const message of answer === undefined ? [] : [answer].flat()) this.send(message, eventId);
     // Nothing to answer (every request was cancelled): an empty stream ends the POST.
     if (this.#mode === 'undecided') this.#startSse();
     this.#stop();
@@ -99,8 +127,12 @@ export class ResponseStream {
     if (this.#mode !== 'undecided') return;
     this.#mode = 'sse';
     this.#res.writeHead(200, { ...SSE_HEADERS, 'mcp-session-id': this.#sessionId });
-    // Headers go out now: a client sees the stream open before the first event.
-    this.#res.flushHeaders();
+    if (this.#priming) {
+      this.#res.write(`id: ${this.#priming.id}\nretry: ${this.#priming.retryMs}\ndata: \n\n`);
+    } else {
+      // Headers go out now: a client sees the stream open before the first event.
+      this.#res.flushHeaders();
+    }
     clearTimeout(this.#keepAlive);
     this.#keepAlive = setInterval(() => this.#res.write(': keepalive\n\n'), this.#keepAliveMs);
     this.#keepAlive.unref();

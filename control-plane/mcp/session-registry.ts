@@ -26,7 +26,12 @@ export interface McpSession {
   lastUsed: number;
   /** Requests of this session being answered (calls running); such a session is never evicted. */
   running: number;
-  close(): Promise<void>;
+  /**
+   * Closes the session here; `everywhere` also ends it for every replica
+   * (DELETE, eviction, its server closed), as opposed to this replica
+   * forgetting its copy (idle here, shutting down).
+   */
+  close(everywhere: boolean): Promise<void>;
   /** Tells the client its tool list changed (no-op when it listens on no stream). */
   notifyToolsChanged(): void;
   /** Tells the client its prompt list changed (when the session has prompts). */
@@ -48,6 +53,11 @@ export interface SessionRegistryOptions {
   maxPerCaller: number;
   /** Told of every session closed to make room for another (same server). */
   onEvict?: (session: McpSession) => void;
+  /**
+   * Told when a server's sessions are ended (`closeSubdomain`), so that those
+   * held only by other replicas end too.
+   */
+  onServerClosed?: (subdomain: string) => void;
   now?: () => number;
 }
 
@@ -66,8 +76,8 @@ export class SessionRegistry {
   readonly #serverCounts = new Map<string, number>();
   readonly #callerCounts = new Map<string, number>();
   #pending = 0;
-  readonly #options: Required<Omit<SessionRegistryOptions, 'onEvict'>> &
-    Pick<SessionRegistryOptions, 'onEvict'>;
+  readonly #options: Required<Omit<SessionRegistryOptions, 'onEvict' | 'onServerClosed'>> &
+    Pick<SessionRegistryOptions, 'onEvict' | 'onServerClosed'>;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(options: SessionRegistryOptions) {
@@ -159,7 +169,7 @@ export class SessionRegistry {
     const session = this.#sessions.get(id);
     if (!session) return undefined;
     if (this.#expired(session, this.#options.now())) {
-      void this.#drop(session);
+      void this.#drop(session, false);
       return undefined;
     }
     session.lastUsed = this.#options.now();
@@ -167,6 +177,11 @@ export class SessionRegistry {
     server?.delete(id);
     server?.set(id, session);
     return session;
+  }
+
+  /** The ids of every session held. */
+  ids(): string[] {
+    return [...this.#sessions.keys()];
   }
 
   /** Forgets a session (its transport closed). */
@@ -180,22 +195,24 @@ export class SessionRegistry {
     return [...(this.#byServer.get(subdomain)?.values() ?? [])];
   }
 
-  /** Closes sessions idle for longer than the limit (never one answering a request). */
+  /** Closes sessions idle here for longer than the limit (never one answering a request). */
   sweep(): void {
     const now = this.#options.now();
     for (const session of this.#sessions.values()) {
-      if (this.#expired(session, now)) void this.#drop(session);
+      if (this.#expired(session, now)) void this.#drop(session, false);
     }
   }
 
-  /** Closes the sessions of one hosted server (deleted, deactivated, or its security changed). */
+  /** Ends the sessions of one hosted server everywhere (deleted, deactivated, or its security changed). */
   async closeSubdomain(subdomain: string): Promise<void> {
-    await Promise.all(this.forSubdomain(subdomain).map((s) => this.#drop(s)));
+    this.#options.onServerClosed?.(subdomain);
+    await Promise.all(this.forSubdomain(subdomain).map((s) => this.#drop(s, true)));
   }
 
+  /** Closes every session held here (shutting down: other replicas go on serving them). */
   async closeAll(): Promise<void> {
     clearInterval(this.#sweeper);
-    await Promise.all([...this.#sessions.values()].map((s) => this.#drop(s)));
+    await Promise.all([...this.#sessions.values()].map((s) => this.#drop(s, false)));
   }
 
   #expired(session: McpSession, now: number): boolean {
@@ -206,7 +223,7 @@ export class SessionRegistry {
   #evictIdle(subdomain: string, matches: (session: McpSession) => boolean): boolean {
     for (const session of this.#byServer.get(subdomain)?.values() ?? []) {
       if (session.running === 0 && matches(session)) {
-        void this.#drop(session);
+        void this.#drop(session, true);
         this.#options.onEvict?.(session);
         return true;
       }
@@ -247,9 +264,9 @@ export class SessionRegistry {
     adjust(this.#callerCounts, callerSlot(subdomain, quotaKey), delta);
   }
 
-  #drop(session: McpSession): Promise<void> {
+  #drop(session: McpSession, everywhere: boolean): Promise<void> {
     this.#forget(session);
-    return session.close().catch(() => undefined);
+    return session.close(everywhere).catch(() => undefined);
   }
 }
 

@@ -10,32 +10,52 @@
  *   the server made inside a call) are accepted with 202.
  * - Everything the server sends for a request (`relatedRequestId`) travels on
  *   that request's response; everything else on the session's GET stream, or
- *   nowhere when none is open (there is no event store: nothing is replayed).
+ *   nowhere when none is open (those are hints — list changes, resource
+ *   updates — and are not replayed).
+ * - A response of a session at 2025-11-25 or later is resumable (call-stream.ts):
+ *   a GET with `Last-Event-ID` continues it, here or — through the archive —
+ *   on another replica.
  * - `notifications/cancelled` ends the cancelled request's response at once
  *   with nothing for that request (the protocol layer sends no response for
  *   it, as the specification says it should not).
- * - A client that closes a response before its answers cancels those requests:
- *   with no event store, nothing could ever deliver them.
+ * - A client that closes a non-resumable response before its answers cancels
+ *   those requests: nothing could ever deliver them.
+ * - With several replicas, a client message meant for another replica — the
+ *   answer to an elicitation or sampling request a call there made, or the
+ *   cancellation of a call running there — is relayed (`relay`), and arrives
+ *   there through `deliverRelayed`. So that such answers can be told apart,
+ *   the ids of server→client requests carry this process's tag.
  * - A request id still being answered cannot be used again in the session.
  * - Closing the session ends every open response; a request still running gets
  *   an ERR_SESSION_NOT_FOUND error rather than a stream that just stops.
  */
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CancelledNotificationSchema,
+  type ClientCapabilities,
+  type Implementation,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type MessageExtraInfo,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorOf, McphostError } from '../errors.js';
+import { CallStream, parseEventId, streamNotFound } from './call-stream.js';
 import type { IncomingPost } from './incoming-request.js';
 import { ResponseStream } from './response-stream.js';
+import type { StreamArchive } from './stream-archive.js';
+
+/** Names this process's server→client requests (see `#toWire`). */
+const PROCESS_TAG = randomBytes(6).toString('hex');
+
+/** The first protocol version whose clients resume streams (SEP-1699 priming events). */
+const RESUMABLE_VERSION = '2025-11-25';
 
 /** The requests of one POST and the response that answers them. */
 interface PendingPost {
-  readonly stream: ResponseStream;
+  readonly stream: CallStream;
   /** Ids still to be answered (or cancelled). */
   readonly open: Set<RequestId>;
   /** Answers so far, in request order once complete (a batch is answered as an array). */
@@ -44,10 +64,30 @@ interface PendingPost {
   readonly batch: boolean;
 }
 
+/** What the client said of itself when the session began, and the version agreed on. */
+export interface ClientHello {
+  protocolVersion: string;
+  capabilities: ClientCapabilities;
+  clientInfo: Implementation;
+}
+
 export interface StreamableHttpTransportOptions {
   sessionId: string;
   /** Longest silence on an open response before it becomes a stream with keep-alive comments, in ms. */
   keepAliveMs: number;
+  /** The `retry` a resumable stream announces: how long a client waits before resuming, in ms. */
+  retryMs?: number;
+  /** How long a detached stream stays resumable after its answer, in ms. */
+  resumeWindowMs?: number;
+  /** Where detached streams go for other replicas to resume (PostgreSQL). */
+  archive?: StreamArchive;
+  /** Sends a client message meant for another replica there. */
+  relay?: (message: JSONRPCMessage) => void;
+  /**
+   * Runs before the answer to `initialize` goes out (the session is recorded
+   * where every replica finds it); a failure fails the initialize instead.
+   */
+  onInitialized?: (hello: ClientHello) => Promise<void>;
 }
 
 export class StreamableHttpTransport implements Transport {
@@ -56,15 +96,23 @@ export class StreamableHttpTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
 
-  readonly #keepAliveMs: number;
+  readonly #options: StreamableHttpTransportOptions;
   readonly #postOf = new Map<RequestId, PendingPost>();
+  /** Resumable streams still running or within their resume window, by stream id. */
+  readonly #streams = new Map<string, CallStream>();
+  /** Wire ids of this process's server→client requests awaiting the client's answer. */
+  readonly #outgoing = new Set<string>();
+  /** Requests this transport made up itself (restoring a session), with what waits for their answer. */
+  readonly #internal = new Map<RequestId, () => void>();
   #standalone: ResponseStream | undefined;
+  #initialize: { id: RequestId; hello: Omit<ClientHello, 'protocolVersion'> } | undefined;
   #initialized = false;
+  #resumable = false;
   #closed = false;
 
   constructor(options: StreamableHttpTransportOptions) {
     this.sessionId = options.sessionId;
-    this.#keepAliveMs = options.keepAliveMs;
+    this.#options = options;
   }
 
   get closed(): boolean {
@@ -73,10 +121,35 @@ export class StreamableHttpTransport implements Transport {
 
   async start(): Promise<void> {}
 
+  /**
+   * Makes a new transport of an existing session ready, as if its client had
+   * just initialised it: the SDK server learns the client's capabilities and
+   * version from an `initialize` of the transport's own, whose answer nobody sees.
+   */
+  async restore(hello: ClientHello): Promise<void> {
+    this.#initialized = true;
+    this.#resumable = hello.protocolVersion >= RESUMABLE_VERSION;
+    const id = `mcphost-restore-${PROCESS_TAG}`;
+    await new Promise<void>((resolve) => {
+      this.#internal.set(id, resolve);
+      this.onmessage?.({
+        jsonrpc: '2.0',
+        id,
+        method: 'initialize',
+        params: {
+          protocolVersion: hello.protocolVersion,
+          capabilities: hello.capabilities,
+          clientInfo: hello.clientInfo,
+        },
+      });
+    });
+    this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
   /** Hands a checked POST's messages to the protocol layer and answers on `res`. */
   handlePost(req: IncomingMessage, res: ServerResponse, post: IncomingPost): void {
     if (this.#closed) throw sessionGone();
-    const initializing = post.messages.some((message) => methodOf(message) === 'initialize');
+    const initializing = post.messages.find((message) => methodOf(message) === 'initialize');
     if (initializing && (this.#initialized || post.messages.length > 1)) {
       throw new McphostError(
         'ERR_INVALID_REQUEST',
@@ -97,62 +170,120 @@ export class StreamableHttpTransport implements Transport {
         `Invalid Request: request id ${JSON.stringify(inUse)} is already in use in this session`,
       );
     }
-    this.#initialized ||= initializing;
+    if (initializing && isRequest(initializing)) {
+      this.#initialized = true;
+      const params = initializing.params as Partial<ClientHello> | undefined;
+      this.#initialize = {
+        id: initializing.id,
+        hello: {
+          capabilities: params?.capabilities ?? {},
+          clientInfo: params?.clientInfo ?? { name: 'unknown', version: 'unknown' },
+        },
+      };
+    }
     // The SDK passes these on to handlers as `extra.requestInfo` (the request id lives there).
     const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
     if (requestIds.length === 0) {
       res.writeHead(202).end();
     } else {
-      const pending: PendingPost = {
-        stream: new ResponseStream(res, this.sessionId, this.#keepAliveMs, () =>
-          this.#forget(pending),
-        ),
-        open: new Set(requestIds),
-        answers: new Map(),
-        order: requestIds,
-        batch: post.batch,
-      };
-      for (const id of requestIds) this.#postOf.set(id, pending);
+      this.#openPost(res, requestIds, post.batch);
     }
-    for (const message of post.messages) {
-      if (methodOf(message) === 'notifications/cancelled' && !isRequest(message)) {
-        this.#cancelled(message);
-      }
-      this.onmessage?.(message, extra);
-    }
+    for (const message of post.messages) this.#receive(message, extra);
   }
 
-  /** Opens the session's stream for messages unrelated to any request (one at a time). */
-  handleGet(res: ServerResponse): void {
+  /**
+   * A GET: resumes the stream `Last-Event-ID` names when it names one of this
+   * session's (here, or through the archive on another replica), otherwise
+   * opens the session's stream for messages unrelated to any request (one at a time).
+   */
+  async handleGet(res: ServerResponse, lastEventId?: string): Promise<void> {
     if (this.#closed) throw sessionGone();
+    const resume = lastEventId === undefined ? undefined : parseEventId(lastEventId);
+    if (lastEventId !== undefined && resume === undefined) throw streamNotFound();
+    if (resume) {
+      const local = this.#streams.get(resume.streamId);
+      if (local) {
+        local.attach(res, resume.seq);
+        return;
+      }
+      const archive = this.#options.archive;
+      const found =
+        archive !== undefined &&
+        (await archive.follow(
+          this.sessionId,
+          resume.streamId,
+          resume.seq,
+          res,
+          this.#options.keepAliveMs,
+        ));
+      if (!found) throw streamNotFound();
+      return;
+    }
     if (this.#standalone && !this.#standalone.ended) {
       throw new McphostError(
         'ERR_CONFLICT',
         'Conflict: Only one SSE stream is allowed per session',
       );
     }
-    const stream = ResponseStream.eventStream(res, this.sessionId, this.#keepAliveMs, () => {
-      if (this.#standalone === stream) this.#standalone = undefined;
-    });
+    const stream = ResponseStream.eventStream(
+      res,
+      this.sessionId,
+      this.#options.keepAliveMs,
+      () => {
+        if (this.#standalone === stream) this.#standalone = undefined;
+      },
+    );
     this.#standalone = stream;
   }
 
+  /**
+   * A client message another replica could not use (see `relay`): taken here
+   * only when it answers a request this transport made, or cancels a request
+   * it is answering.
+   */
+  deliverRelayed(message: JSONRPCMessage): void {
+    if (this.#closed) return;
+    if (isAnswer(message)) {
+      if (typeof message.id === 'string' && this.#outgoing.has(message.id)) {
+        this.#receive(message, undefined);
+      }
+      return;
+    }
+    const cancelled = clientCancelledRequestOf(message);
+    if (cancelled !== undefined && this.#postOf.has(cancelled)) this.#receive(message, undefined);
+  }
+
+  /**
+   * Ends the response carrying `requestId` while its call goes on (the
+   * client resumes it); nothing for a response that cannot be resumed.
+   */
+  closeStream(requestId: RequestId): void {
+    this.#postOf.get(requestId)?.stream.closeResponse();
+  }
+
   async send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
-    const isAnswer = 'result' in message || 'error' in message;
-    const requestId = isAnswer ? message.id : options?.relatedRequestId;
-    if (requestId === undefined) {
-      this.#standalone?.send(message);
+    if (!isAnswer(message)) {
+      const requestId = options?.relatedRequestId;
+      const wire = this.#toWire(message);
+      if (requestId === undefined) this.#standalone?.send(wire);
+      // Unknown id: the request was cancelled or its client went away; nothing to deliver.
+      else this.#postOf.get(requestId)?.stream.send(wire);
       return;
     }
-    // Unknown id: the request was cancelled or its client went away; nothing to deliver.
-    const pending = this.#postOf.get(requestId);
+    const finishInternal = this.#internal.get(message.id);
+    if (finishInternal) {
+      this.#internal.delete(message.id);
+      finishInternal();
+      return;
+    }
+    const pending = this.#postOf.get(message.id);
     if (!pending) return;
-    if (!isAnswer) {
-      pending.stream.send(message);
-      return;
-    }
-    pending.answers.set(requestId, message);
-    this.#settle(pending, requestId);
+    const answer =
+      this.#initialize?.id === message.id && 'result' in message
+        ? await this.#initialized_(message.result as { protocolVersion?: unknown })
+        : message;
+    pending.answers.set(message.id, answer);
+    this.#settle(pending, message.id);
   }
 
   async close(): Promise<void> {
@@ -164,9 +295,98 @@ export class StreamableHttpTransport implements Transport {
       }
       for (const id of [...pending.open]) this.#settle(pending, id);
     }
+    for (const stream of [...this.#streams.values()]) stream.end();
     this.#standalone?.end();
     this.#standalone = undefined;
     this.onclose?.();
+  }
+
+  #openPost(res: ServerResponse, requestIds: RequestId[], batch: boolean): void {
+    const { retryMs = 1000, resumeWindowMs = 60_000, archive } = this.#options;
+    const streamId = randomBytes(8).toString('hex');
+    // One request of a session whose client resumes: its answer may outlive the response.
+    const resumable = this.#resumable && !batch && requestIds.length === 1;
+    const pending: PendingPost = {
+      stream: new CallStream(
+        res,
+        this.sessionId,
+        this.#options.keepAliveMs,
+        resumable
+          ? {
+              sessionId: this.sessionId,
+              streamId,
+              retryMs,
+              resumeWindowMs,
+              archive,
+              onExpired: () => this.#streams.delete(streamId),
+            }
+          : undefined,
+        () => this.#forget(pending),
+      ),
+      open: new Set(requestIds),
+      answers: new Map(),
+      order: requestIds,
+      batch,
+    };
+    if (resumable) this.#streams.set(streamId, pending.stream);
+    for (const id of requestIds) this.#postOf.set(id, pending);
+  }
+
+  /** One client message into the protocol layer — or to the replica it is meant for. */
+  #receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    if (isAnswer(message)) {
+      const ours = typeof message.id === 'string' && this.#outgoing.delete(message.id);
+      if (!ours) {
+        // Only an answer to another process's request is worth relaying: anything else
+        // goes to the protocol layer, which reports it as an answer to nothing.
+        if (this.#options.relay && isOtherProcessRequestId(message.id))
+          this.#options.relay(message);
+        else this.onmessage?.(message, extra);
+        return;
+      }
+      this.onmessage?.({ ...message, id: fromWire(message.id as string) }, extra);
+      return;
+    }
+    const cancelled = clientCancelledRequestOf(message);
+    if (cancelled !== undefined) {
+      const pending = this.#postOf.get(cancelled);
+      if (pending) this.#settle(pending, cancelled);
+      else this.#options.relay?.(message);
+    }
+    this.onmessage?.(message, extra);
+  }
+
+  /** The session is recorded before the client learns it exists; a failure fails its initialize. */
+  async #initialized_(result: { protocolVersion?: unknown }): Promise<JSONRPCMessage> {
+    const { id, hello } = this.#initialize!;
+    const protocolVersion = String(result.protocolVersion);
+    this.#resumable = protocolVersion >= RESUMABLE_VERSION;
+    try {
+      await this.#options.onInitialized?.({ protocolVersion, ...hello });
+      return { jsonrpc: '2.0', id, result: result as Record<string, unknown> };
+    } catch (error) {
+      return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(error) };
+    }
+  }
+
+  /**
+   * Server→client requests (and cancellations of them) leave with ids that
+   * name this process, so that an answer arriving at another replica is
+   * relayed here and never mistaken for one of that replica's requests. The
+   * ids are strings, which also keeps them clear of SDK clients' falsy check
+   * of a cancelled request id 0 (typescript-sdk#2283).
+   */
+  #toWire(message: JSONRPCMessage): JSONRPCMessage {
+    if (isRequest(message)) {
+      const id = `${PROCESS_TAG}.${String(message.id)}`;
+      this.#outgoing.add(id);
+      return { ...message, id };
+    }
+    const cancelled = cancelledRequestOf(message);
+    if (cancelled === undefined || !('params' in message)) return message;
+    const id = `${PROCESS_TAG}.${String(cancelled)}`;
+    if (!this.#outgoing.delete(id)) return message;
+    return { ...message, params: { ...message.params, requestId: id } };
   }
 
   /** The request is answered or cancelled; the response ends once all of its POST's are. */
@@ -179,22 +399,12 @@ export class StreamableHttpTransport implements Transport {
     else pending.stream.finish(pending.batch ? answers : answers[0]);
   }
 
-  #cancelled(message: JSONRPCMessage): void {
-    const parsed = CancelledNotificationSchema.safeParse(message);
-    const requestId = parsed.success ? parsed.data.params.requestId : undefined;
-    // SDK 1.32's protocol ignores a cancellation of id 0 or "" (typescript-sdk
-    // #2283): that handler runs on and answers, so its response stays open for it.
-    if (!requestId) return;
-    const pending = this.#postOf.get(requestId);
-    if (pending) this.#settle(pending, requestId);
-  }
-
   /**
-   * The client went away before its answers. With no event store nothing could
-   * ever deliver them, so the requests are cancelled (their invocations stop,
-   * as the newer specification drafts require of a disconnect). The protocol
-   * layer sends nothing for a cancelled request, so a reused id can never
-   * receive an old call's answer.
+   * The client went away before the answers of a response it cannot resume:
+   * nothing could ever deliver them, so the requests are cancelled (their
+   * invocations stop, as the newer specification drafts require of a
+   * disconnect). The protocol layer sends nothing for a cancelled request, so
+   * a reused id can never receive an old call's answer.
    */
   #forget(pending: PendingPost): void {
     for (const id of [...pending.open]) {
@@ -203,7 +413,7 @@ export class StreamableHttpTransport implements Transport {
         method: 'notifications/cancelled',
         params: { requestId: id, reason: 'the client closed the response' },
       });
-      // An aborted handler sends nothing; id 0 or "" (see #cancelled) still answers,
+      // An aborted handler sends nothing; id 0 or "" (see clientCancelledRequestOf) still answers,
       // and keeps its id until then.
       if (id) this.#settle(pending, id);
     }
@@ -221,6 +431,42 @@ function methodOf(message: JSONRPCMessage): string | undefined {
 
 function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
   return 'method' in message && 'id' in message;
+}
+
+function isAnswer(message: JSONRPCMessage): message is JSONRPCMessage & { id: RequestId } {
+  return 'result' in message || 'error' in message;
+}
+
+/** The request a `notifications/cancelled` names. */
+function cancelledRequestOf(message: JSONRPCMessage): RequestId | undefined {
+  if (methodOf(message) !== 'notifications/cancelled' || isRequest(message)) return undefined;
+  const parsed = CancelledNotificationSchema.safeParse(message);
+  return parsed.success ? parsed.data.params.requestId : undefined;
+}
+
+/**
+ * The client's request a `notifications/cancelled` from the client stops.
+ * SDK 1.32's protocol ignores a cancellation of id 0 or "" (typescript-sdk#2283):
+ * that handler runs on and answers, so its response stays open for it — such
+ * an id counts as none.
+ */
+function clientCancelledRequestOf(message: JSONRPCMessage): RequestId | undefined {
+  return cancelledRequestOf(message) || undefined;
+}
+
+/** True for the wire id of a server→client request another process made. */
+function isOtherProcessRequestId(id: RequestId): boolean {
+  return (
+    typeof id === 'string' &&
+    /^[0-9a-f]{12}\.[0-9]{1,16}$/.test(id) &&
+    !id.startsWith(`${PROCESS_TAG}.`)
+  );
+}
+
+/** The SDK's own id of a server→client request, from its wire id (`<tag>.<n>`). */
+function fromWire(id: string): RequestId {
+  const own = id.slice(id.indexOf('.') + 1);
+  return /^(0|[1-9][0-9]{0,15})$/.test(own) ? Number(own) : own;
 }
 
 function sessionGone(): McphostError {

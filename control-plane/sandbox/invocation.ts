@@ -65,6 +65,12 @@ export interface InvokeHooks {
    * progress: without it the harness sends none.
    */
   onProgress?(update: ProgressUpdate): void;
+  /**
+   * Receives `sdk.closeStream()` (at most once per invocation): end the
+   * response carrying the call now, the call going on. Absent when the caller
+   * has no response to end (an admin test run).
+   */
+  onCloseStream?(): void;
   /** Cancels the invocation (queued or running) → ERR_CANCELLED. */
   signal?: AbortSignal;
 }

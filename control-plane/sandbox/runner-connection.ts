@@ -232,6 +232,12 @@ export class RunnerConnection {
       } catch {
         // Like a log sink: a failing listener must not take the invocation down.
       }
+    } else if (message.type === 'disconnect') {
+      try {
+        active.hooks.onCloseStream?.();
+      } catch {
+        // Advisory like progress: a failing listener must not take the invocation down.
+      }
     } else if (message.type === 'call') {
       this.#answerCall(active, message);
     } else {

@@ -240,6 +240,7 @@ export class SandboxManager {
           onLog: (entry) => logs.add(entry),
           onCall: (operation, args, context) => hooks.onCall(operation, args, context),
           onProgress: hooks.onProgress,
+          onCloseStream: hooks.onCloseStream,
           signal: hooks.signal,
         },
       );

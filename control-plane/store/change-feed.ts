@@ -4,10 +4,18 @@
  * control-plane replicas, through NOTIFY on a channel that each store LISTENs
  * to on a dedicated connection. A lost listener connection is re-established
  * and then reported as "everything changed", since notifications may have been
- * missed meanwhile.
+ * missed meanwhile. The same connection LISTENs to a second channel for
+ * signals about MCP sessions (see session-records.ts), which go to other
+ * replicas only.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import {
+  decodeSessionSignal,
+  encodeSessionSignal,
+  type SentSessionSignal,
+  type SessionSignal,
+} from './session-records.js';
 import { messageOf } from './store-dialect.js';
 
 /** What part of a server's configuration changed; `resync` means anything may have. */
@@ -23,6 +31,17 @@ export interface StoreChange {
 /** Default PostgreSQL NOTIFY channel of configuration changes. */
 export const DEFAULT_CHANGE_CHANNEL = 'mcphost_config_changed';
 
+/** Appended to the change channel to name the channel of session signals. */
+const SESSION_CHANNEL_SUFFIX = '_sessions';
+
+/** Longest change channel whose session channel is still a PostgreSQL identifier (63 bytes). */
+export const CHANGE_CHANNEL_MAX_LENGTH = 63 - SESSION_CHANNEL_SUFFIX.length;
+
+/** The NOTIFY channel of session signals beside a change channel. */
+export function sessionChannelOf(changeChannel: string): string {
+  return `${changeChannel}${SESSION_CHANNEL_SUFFIX}`;
+}
+
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 30_000;
 
@@ -31,6 +50,7 @@ export class ChangeFeed {
   /** Identifies this store's own notifications so they are not delivered twice. */
   readonly origin = randomUUID();
   readonly #listeners = new Set<(change: StoreChange) => void>();
+  readonly #sessionListeners = new Set<(signal: SessionSignal) => void>();
   readonly #log: (message: string) => void;
   #remote: PostgresChangeListener | undefined;
 
@@ -56,23 +76,67 @@ export class ChangeFeed {
     }
   }
 
+  /** Adds a listener of other replicas' session signals; returns its removal. */
+  subscribeToSessions(listener: (signal: SessionSignal) => void): () => void {
+    if (typeof listener !== 'function') {
+      throw new TypeError('onSessionSignal needs a listener function');
+    }
+    this.#sessionListeners.add(listener);
+    return () => this.#sessionListeners.delete(listener);
+  }
+
+  /** The NOTIFY payload of a session signal sent by this store. */
+  sessionPayload(signal: SentSessionSignal): string {
+    return encodeSessionSignal(this.origin, signal);
+  }
+
   /** The NOTIFY payload of a change made by this store. */
   payload(change: StoreChange): string {
     return JSON.stringify({ origin: this.origin, subdomain: change.subdomain, kind: change.kind });
   }
 
-  /** Starts listening to other replicas' changes; resolves once LISTEN is in place. */
+  /**
+   * Starts listening to other replicas' changes on `channel` and their
+   * session signals on its session channel; resolves once LISTEN is in place.
+   */
   async listenToPostgres(databaseUrl: string, channel: string): Promise<void> {
-    this.#remote = new PostgresChangeListener(databaseUrl, channel, this.#log, (payload) =>
-      this.#receive(payload),
-    );
+    const receivers = new Map<string, (payload: string | undefined) => void>([
+      [channel, (payload) => this.#receive(payload)],
+      [sessionChannelOf(channel), (payload) => this.#receiveSessionSignal(payload)],
+    ]);
+    this.#remote = new PostgresChangeListener(databaseUrl, receivers, this.#log);
     await this.#remote.start();
   }
 
   /** Stops the PostgreSQL listener and forgets every listener. */
   async close(): Promise<void> {
     this.#listeners.clear();
+    this.#sessionListeners.clear();
     await this.#remote?.stop();
+  }
+
+  #receiveSessionSignal(payload: string | undefined): void {
+    if (payload === undefined) {
+      this.#emitSessionSignal({ kind: 'resync' });
+      return;
+    }
+    const decoded = decodeSessionSignal(payload);
+    if (decoded === undefined) {
+      // Another writer on the channel (or a newer version): not ours to act on.
+      this.#log(`store: ignored a malformed session signal: ${payload.slice(0, 200)}`);
+      return;
+    }
+    if (decoded.origin !== this.origin) this.#emitSessionSignal(decoded.signal);
+  }
+
+  #emitSessionSignal(signal: SessionSignal): void {
+    for (const listener of [...this.#sessionListeners]) {
+      try {
+        listener(signal);
+      } catch (error) {
+        this.#log(`store: a session signal listener failed: ${messageOf(error)}`);
+      }
+    }
   }
 
   #receive(payload: string | undefined): void {
@@ -96,7 +160,7 @@ export class ChangeFeed {
   }
 }
 
-/** One dedicated connection that LISTENs and reconnects with backoff when lost. */
+/** One dedicated connection that LISTENs to every channel and reconnects with backoff when lost. */
 class PostgresChangeListener {
   #client: pg.Client | undefined;
   #stopped = false;
@@ -105,10 +169,12 @@ class PostgresChangeListener {
 
   constructor(
     private readonly databaseUrl: string,
-    private readonly channel: string,
+    /**
+     * What each channel's payloads are delivered to; each is called with
+     * undefined after a reconnect (anything may have changed).
+     */
+    private readonly receivers: ReadonlyMap<string, (payload: string | undefined) => void>,
     private readonly log: (message: string) => void,
-    /** Called with a payload, or with undefined after a reconnect (anything may have changed). */
-    private readonly deliver: (payload: string | undefined) => void,
   ) {}
 
   async start(): Promise<void> {
@@ -126,13 +192,15 @@ class PostgresChangeListener {
   async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on('notification', (message) => {
-      if (message.channel === this.channel) this.deliver(message.payload ?? '');
+      this.receivers.get(message.channel)?.(message.payload ?? '');
     });
     client.on('error', (error) => this.#lost(client, error));
     client.on('end', () => this.#lost(client, new Error('connection ended')));
     try {
       await client.connect();
-      await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
+      for (const channel of this.receivers.keys()) {
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      }
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -156,7 +224,9 @@ class PostgresChangeListener {
   #scheduleReconnect(): void {
     this.#retryTimer = setTimeout(() => {
       this.#connect().then(
-        () => this.deliver(undefined),
+        () => {
+          for (const deliver of this.receivers.values()) deliver(undefined);
+        },
         (error) => {
           this.log(
             `store: cannot re-establish the PostgreSQL change listener: ${messageOf(error)}`,

@@ -144,6 +144,39 @@ export interface ReplicasTable {
   seen_at: string;
 }
 
+/** One MCP session shared by the replicas (migration 0007); runtime state, never backed up. */
+export interface McpSessionsTable {
+  id: string;
+  subdomain: string;
+  caller_key: string;
+  quota_key: string;
+  /** JSON document the MCP layer owns. */
+  state: string;
+  created_at: string;
+  last_used_at: string;
+}
+
+/** One event of an MCP response stream, kept for resumption on any replica (migration 0007). */
+export interface McpStreamEventsTable {
+  session_id: string;
+  stream_id: string;
+  /** 0 is the stream's opening marker (message ""). */
+  seq: number;
+  /** JSON text of a JSON-RPC message. */
+  message: string;
+  /** 1 on the stream's last event. */
+  final: number;
+  created_at: string;
+}
+
+/** A client message relayed to the replica that awaits it (migration 0007); pruned after a minute. */
+export interface McpSessionMessagesTable {
+  id: string;
+  session_id: string;
+  message: string;
+  created_at: string;
+}
+
 /** The whole database as Kysely types it. */
 export interface StoreDatabase {
   servers: ServersTable;
@@ -156,4 +189,7 @@ export interface StoreDatabase {
   invocations: InvocationsTable;
   meta: MetaTable;
   replicas: ReplicasTable;
+  mcp_sessions: McpSessionsTable;
+  mcp_stream_events: McpStreamEventsTable;
+  mcp_session_messages: McpSessionMessagesTable;
 }

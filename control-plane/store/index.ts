@@ -4,6 +4,7 @@ export { ConfigCache, type CachedServer, type ConfigCacheOptions } from './confi
 export { InvocationLog, type InvocationLogOptions } from './invocation-log.js';
 export { loadMasterKey, parseMasterKey, type LoadMasterKeyOptions } from './master-key.js';
 export type { StoreChange, StoreChangeKind } from './change-feed.js';
+export type { McpSessionRow, McpStreamEventRow, SessionSignal } from './session-records.js';
 export { WRITTEN_BY_META_KEY, type StoreDialectName } from './store-dialect.js';
 export * from './records.js';
 export {

@@ -49,6 +49,14 @@ export async function readOperation<T>(
   }
 }
 
+/**
+ * Runs one statement that writes runtime state (no configuration, nothing
+ * announced) without a transaction around it — a single statement is atomic
+ * on its own, and BEGIN/COMMIT would only add round trips on a hot path —
+ * mapping failures as `writeOperation` does.
+ */
+export const statementOperation: typeof readOperation = readOperation;
+
 /** Runs a write in one transaction and announces `change` once it committed. */
 export async function writeOperation<T>(
   context: StoreContext,

@@ -4,10 +4,17 @@
  * with their history,
  * encrypted secrets, pool settings, the invocation log and meta entries.
  * Every multi-row write is one transaction; every configuration write is
- * announced through `onChange`, across replicas on PostgreSQL.
+ * announced through `onChange`, across replicas on PostgreSQL. MCP sessions
+ * are kept here too, as runtime state shared by the replicas (never
+ * announced as configuration, never backed up).
  */
 import { z } from 'zod';
-import { ChangeFeed, DEFAULT_CHANGE_CHANNEL, type StoreChange } from './change-feed.js';
+import {
+  CHANGE_CHANNEL_MAX_LENGTH,
+  ChangeFeed,
+  DEFAULT_CHANGE_CHANNEL,
+  type StoreChange,
+} from './change-feed.js';
 import * as backups from './backup.js';
 import type { StoreBackup } from './backup.js';
 import * as entries from './entry-queries.js';
@@ -31,6 +38,8 @@ import * as replicas from './replica-queries.js';
 import * as secrets from './secret-queries.js';
 import { SecretCipher } from './secret-cipher.js';
 import * as servers from './server-queries.js';
+import * as sessions from './session-queries.js';
+import type { McpSessionRow, McpStreamEventRow, SessionSignal } from './session-records.js';
 import { storeFailure, type StoreContext } from './store-context.js';
 import { openStoreDatabase, type StoreDialectName } from './store-dialect.js';
 import * as tools from './tool-queries.js';
@@ -60,7 +69,10 @@ export interface StoreOptions {
    * migrated or created, and a store of another version is refused. Default true.
    */
   migrate?: boolean;
-  /** PostgreSQL NOTIFY channel shared by replicas; default `mcphost_config_changed`. */
+  /**
+   * PostgreSQL NOTIFY channel shared by replicas, at most 54 characters (session
+   * signals use it with `_sessions` appended); default `mcphost_config_changed`.
+   */
   changeChannel?: string;
   /** Clock for record timestamps; default `() => new Date()`. */
   now?: () => Date;
@@ -92,7 +104,8 @@ const optionsSchema = z.object({
     .default(1024 * 1024),
   changeChannel: z
     .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .max(CHANGE_CHANNEL_MAX_LENGTH)
+    .regex(/^[a-z_][a-z0-9_]*$/)
     .default(DEFAULT_CHANGE_CHANNEL),
 });
 
@@ -187,6 +200,45 @@ export interface Store {
   /** Forgets this replica (at shutdown). */
   removeReplica(replicaId: string): Promise<void>;
 
+  /** Stores a new MCP session, created and last used now; a taken id is ERR_CONFLICT. */
+  createMcpSession(row: Omit<McpSessionRow, 'createdAt' | 'lastUsedAt'>): Promise<void>;
+  /** One MCP session (a primary-key lookup), or undefined. */
+  getMcpSession(id: string): Promise<McpSessionRow | undefined>;
+  /** Replaces a session's state; false if there is no such session. Signals 'changed'. */
+  updateMcpSessionState(id: string, state: string): Promise<boolean>;
+  /** Deletes a session with its stream events; false if there was none. Signals 'ended'. */
+  deleteMcpSession(id: string): Promise<boolean>;
+  /** Deletes every session of a server with their events; returns how many. Signals 'ended' for each. */
+  deleteMcpSessionsOf(subdomain: string): Promise<number>;
+  /** Marks sessions used now, in one statement for a batch; [] does nothing. Signals nothing. */
+  touchMcpSessions(ids: readonly string[]): Promise<void>;
+  /**
+   * Deletes sessions unused for `idleMs` milliseconds with their events, and
+   * relayed messages older than 60 s; returns how many sessions. Signals 'ended' for each.
+   */
+  pruneMcpSessions(idleMs: number): Promise<number>;
+  /** Appends stream events in one insert; with `signal`, one 'events' signal per distinct stream. */
+  appendMcpStreamEvents(events: readonly McpStreamEventRow[], signal: boolean): Promise<void>;
+  /** Up to `limit` events of a stream with seq above `afterSeq`, ordered by seq. */
+  readMcpStreamEvents(
+    sessionId: string,
+    streamId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<McpStreamEventRow[]>;
+  /** Deletes the streams whose newest event is older than `olderThanMs` milliseconds; returns how many events. */
+  pruneMcpStreamEvents(olderThanMs: number): Promise<number>;
+  /** Stores a client message for whichever replica awaits it; signals 'message' with its ref. */
+  relayMcpSessionMessage(sessionId: string, message: string): Promise<void>;
+  /** A relayed message by ref, or undefined (unknown, or pruned after 60 s). */
+  readMcpSessionMessage(ref: string): Promise<{ sessionId: string; message: string } | undefined>;
+  /**
+   * Calls `listener` with other replicas' session signals (PostgreSQL only:
+   * never for this store's own writes, never on SQLite), and with 'resync'
+   * after the listener connection was re-established.
+   */
+  onSessionSignal(listener: (signal: SessionSignal) => void): () => void;
+
   /** Every configuration table as one JSON document (see backup.ts). */
   exportBackup(): Promise<StoreBackup>;
   /** Restores a backup in one transaction; refuses a non-empty store unless `replace`. */
@@ -279,6 +331,22 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     heartbeatReplica: (replicaId, staleAfterMs) =>
       replicas.heartbeatReplica(context, replicaId, staleAfterMs),
     removeReplica: (replicaId) => replicas.removeReplica(context, replicaId),
+    createMcpSession: (row) => sessions.createMcpSession(context, row),
+    getMcpSession: (id) => sessions.getMcpSession(context, id),
+    updateMcpSessionState: (id, state) => sessions.updateMcpSessionState(context, id, state),
+    deleteMcpSession: (id) => sessions.deleteMcpSession(context, id),
+    deleteMcpSessionsOf: (subdomain) => sessions.deleteMcpSessionsOf(context, subdomain),
+    touchMcpSessions: (ids) => sessions.touchMcpSessions(context, ids),
+    pruneMcpSessions: (idleMs) => sessions.pruneMcpSessions(context, idleMs),
+    appendMcpStreamEvents: (events, signal) =>
+      sessions.appendMcpStreamEvents(context, events, signal),
+    readMcpStreamEvents: (sessionId, streamId, afterSeq, limit) =>
+      sessions.readMcpStreamEvents(context, sessionId, streamId, afterSeq, limit),
+    pruneMcpStreamEvents: (olderThanMs) => sessions.pruneMcpStreamEvents(context, olderThanMs),
+    relayMcpSessionMessage: (sessionId, message) =>
+      sessions.relayMcpSessionMessage(context, sessionId, message),
+    readMcpSessionMessage: (ref) => sessions.readMcpSessionMessage(context, ref),
+    onSessionSignal: (listener) => feed.subscribeToSessions(listener),
     exportBackup: () => backups.exportBackup(context),
     importBackup: (backup, options) => backups.importBackup(context, backup, options),
     onChange: (listener) => feed.subscribe(listener),

@@ -548,6 +548,20 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       return callHost('client.sample', request);
     }
 
+    /**
+     * Asks the control plane to end the HTTP response carrying this call now,
+     * while the call goes on: a client that can resume (SEP-1699) reconnects
+     * and gets the rest, the result included. Advisory, so it never throws and
+     * returns nothing; only its first call in an invocation is sent.
+     */
+    function closeStream() {
+      try {
+        bridge('closeStream');
+      } catch {
+        // Only a stack overflow reaches here; a hint is not worth failing the tool for.
+      }
+    }
+
     const sdk = {
       http: http,
       db: db,
@@ -555,6 +569,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       progress: progress,
       elicit: elicit,
       sample: sample,
+      closeStream: closeStream,
     };
     ObjectDefineProperty(sdk, 'lodash', { enumerable: true, configurable: false, get: lodash });
 

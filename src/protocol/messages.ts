@@ -3,7 +3,7 @@
  * container: one JSON object per line, each validated by these schemas where it
  * arrives. Nothing else in the repository defines a message shape.
  *
- * harness → control plane: ready, log, progress, call, result
+ * harness → control plane: ready, log, progress, disconnect, call, result
  * control plane → harness: invoke, reply, cancel
  */
 import { z } from 'zod';
@@ -197,6 +197,18 @@ export const ProgressMessage = z.object({
   message: z.string().max(1024).optional(),
 });
 
+/**
+ * `sdk.closeStream()`: the tool asks that the HTTP response carrying its call
+ * end now while the call goes on, so a client that can resume (SEP-1699)
+ * reconnects for the rest instead of holding a connection open through a long
+ * wait. Advisory: the control plane ignores it for a caller that cannot
+ * resume. The harness sends it at most once per invocation.
+ */
+export const DisconnectMessage = z.object({
+  type: z.literal('disconnect'),
+  invocation: InvocationId,
+});
+
 /** A brokered request from tool code; `args` is checked per `op` by the broker. */
 export const CallMessage = z.object({
   type: z.literal('call'),
@@ -279,12 +291,14 @@ export const HarnessMessage = z.union([
   ReadyMessage,
   LogMessage,
   ProgressMessage,
+  DisconnectMessage,
   CallMessage,
   ResultMessage,
 ]);
 export type ReadyMessage = z.infer<typeof ReadyMessage>;
 export type LogMessage = z.infer<typeof LogMessage>;
 export type ProgressMessage = z.infer<typeof ProgressMessage>;
+export type DisconnectMessage = z.infer<typeof DisconnectMessage>;
 export type CallMessage = z.infer<typeof CallMessage>;
 export type ResultMessage = z.infer<typeof ResultMessage>;
 export type HarnessMessage = z.infer<typeof HarnessMessage>;

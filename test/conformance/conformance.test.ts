@@ -5,7 +5,8 @@
  * over HTTP, and the suite's
  * own CLI as the client — 0.1.13 under this Node (20), 0.1.16 under Node 22
  * from npm. Each version runs every server scenario once; the required ones
- * (scenarios.ts) must pass, the others' outcomes are printed.
+ * (scenarios.ts) must pass, with the checks REQUIRED_SUCCESSES names reporting
+ * SUCCESS; the others' outcomes are printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
@@ -19,7 +20,7 @@ import { conformanceFixtureTools } from './fixture-tools.js';
 import { startHostForwardingProxy, type HostForwardingProxy } from './host-forwarding-proxy.js';
 import { provisionNode22 } from './node22.js';
 import { formatRun, requiredFailures } from './run-report.js';
-import { NOT_REQUIRED_SCENARIOS, REQUIRED_SCENARIOS } from './scenarios.js';
+import { NOT_REQUIRED_SCENARIOS, REQUIRED_SCENARIOS, REQUIRED_SUCCESSES } from './scenarios.js';
 
 const SUBDOMAIN = 'conformance';
 
@@ -103,5 +104,13 @@ describe.each(VERSIONS)('conformance suite $installedAs', ({ installedAs, node }
     expect(unclassified, `${label} has scenarios scenarios.ts does not classify`).toEqual([]);
     expect(run.outcomes.size, `${label} wrote no results:\n${run.output}`).toBeGreaterThan(0);
     expect(requiredFailures(run), label).toEqual([]);
+    for (const [scenario, checkIds] of Object.entries(REQUIRED_SUCCESSES)) {
+      const checks = run.outcomes.get(scenario)?.checks ?? [];
+      const statuses = checkIds.map((id) => [
+        id,
+        checks.find((check) => check.id === id)?.status ?? 'absent',
+      ]);
+      expect(statuses, `${label}: ${scenario}`).toEqual(checkIds.map((id) => [id, 'SUCCESS']));
+    }
   }, 600_000);
 });

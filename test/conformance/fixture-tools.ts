@@ -117,6 +117,19 @@ return 'Progress test completed';`,
       },
     },
     {
+      // server-sse-polling (SEP-1699): the call's SSE response ends after its priming
+      // event, before the result, which the client then gets by GET with Last-Event-ID
+      name: 'test_reconnection',
+      body: {
+        description:
+          'Closes its SSE stream mid-call; the client reconnects for the result (SEP-1699).',
+        code: `${PAUSE}
+sdk.closeStream();
+await pause(200);
+return 'Reconnection test completed successfully';`,
+      },
+    },
+    {
       // tools-call-sampling: sampling/createMessage with the prompt, maxTokens 100
       name: 'test_sampling',
       body: {

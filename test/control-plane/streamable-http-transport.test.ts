@@ -193,6 +193,17 @@ function post(
   });
 }
 
+/** A GET resuming a stream after the event `lastEventId` names. */
+function resume(sessionId: string, lastEventId: string): Promise<Response> {
+  return fetch(url, {
+    headers: {
+      accept: 'text/event-stream',
+      'mcp-session-id': sessionId,
+      'last-event-id': lastEventId,
+    },
+  });
+}
+
 const call = (id: number, name: string) => ({
   jsonrpc: '2.0',
   id,
@@ -325,6 +336,47 @@ describe('cancellation', () => {
     // The id is free again, and a new request under it gets its own answer.
     const reused = await session.post(call(21, 'quick'));
     expect(await reused.text()).toContain('quick answer');
+  });
+
+  it('keeps a call of a 2025-11-25 session running when its client cuts the response, and resumes it with Last-Event-ID', async () => {
+    resetAborted();
+    const session = await rawSession('2025-11-25');
+    const controller = new AbortController();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': session.sessionId,
+      },
+      body: JSON.stringify(call(31, 'slow')),
+      signal: controller.signal,
+    });
+    // Silent past the keep-alive interval: an SSE stream that opens with a priming event.
+    const reader = response.body!.getReader();
+    const { value } = await reader.read();
+    const priming = new TextDecoder().decode(value);
+    const primingId = /^id: ([0-9a-f]{16}\.0)\nretry: \d+\ndata: \n\n/.exec(priming)?.[1];
+    expect(primingId, priming).toBeDefined();
+    controller.abort();
+    const resumed = await resume(session.sessionId, primingId!);
+    expect(resumed.status).toBe(200);
+    const rest = await resumed.text();
+    expect(rest).toContain('slow answer');
+    expect(rest).toContain(`id: ${primingId!.replace('.0', '.1')}`);
+    // Resuming after the answer was delivered finds nothing left to resume.
+    const again = await resume(session.sessionId, primingId!);
+    expect(again.status).toBe(404);
+    expect((await again.json()).error.data.code).toBe('ERR_STREAM_NOT_FOUND');
+  });
+
+  it('refuses a Last-Event-ID that names no stream of the session', async () => {
+    const session = await rawSession('2025-11-25');
+    for (const lastEventId of ['0123456789abcdef.3', 'not an id']) {
+      const response = await resume(session.sessionId, lastEventId);
+      expect(response.status).toBe(404);
+      expect((await response.json()).error.data.code).toBe('ERR_STREAM_NOT_FOUND');
+    }
   });
 
   it('lets the SDK client cancel a call with an AbortSignal', async () => {

@@ -98,6 +98,12 @@ const SDK_MEMBERS: Completion[] = [
     info: 'A progress notification, when the client asked for progress.',
   },
   {
+    label: 'closeStream',
+    type: 'function',
+    detail: '()',
+    info: 'Ends the response carrying this call; a client that can resume (SEP-1699) reconnects for the result.',
+  },
+  {
     label: 'elicit',
     type: 'function',
     detail: '(message, requestedSchema)',
@@ -141,7 +147,7 @@ const TOP_LEVEL: Completion[] = [
   {
     label: 'sdk',
     type: 'namespace',
-    info: 'http, db, lodash, content, progress, elicit, sample',
+    info: 'http, db, lodash, content, progress, closeStream, elicit, sample',
   },
   { label: 'console', type: 'namespace', info: 'console.log / console.error are captured.' },
   ...WEB_PLATFORM,

@@ -11,6 +11,7 @@ import { serverTenancyMigration } from './0003-server-tenancy.js';
 import { replicasMigration } from './0004-replicas.js';
 import { toolMetadataMigration } from './0005-tool-metadata.js';
 import { serverEntriesMigration } from './0006-server-entries.js';
+import { mcpSessionsMigration } from './0007-mcp-sessions.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -23,6 +24,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0004-replicas': replicasMigration,
         '0005-tool-metadata': toolMetadataMigration,
         '0006-server-entries': serverEntriesMigration,
+        '0007-mcp-sessions': mcpSessionsMigration,
       };
     },
   };

@@ -1,0 +1,201 @@
+/**
+ * MCP sessions every replica can serve (PostgreSQL): the session's row is
+ * written before its `initialize` is answered, read by a replica that meets
+ * the session for the first time, rewritten when the client changes a
+ * setting, and deleted when the session ends anywhere (DELETE, eviction, its
+ * server's security changed). The replicas tell each other through signals
+ * (NOTIFY): a session ended or changed, a client message relayed to the
+ * replica that awaits it, events of a detached stream.
+ *
+ * Nothing here is on the path of a request of a session this replica holds:
+ * its use is only noted, and the notes are written in one statement every
+ * TOUCH_EVERY_MS; rows unused for MCP_SESSION_IDLE_MS (everywhere) are pruned.
+ */
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { McpSessionRow, SessionSignal, Store } from '../store/index.js';
+import { decodeSessionState, encodeSessionState, type SessionState } from './session-state.js';
+import { StoredStreamArchive } from './stream-archive.js';
+
+type SessionStore = Pick<
+  Store,
+  | 'createMcpSession'
+  | 'getMcpSession'
+  | 'updateMcpSessionState'
+  | 'deleteMcpSession'
+  | 'deleteMcpSessionsOf'
+  | 'touchMcpSessions'
+  | 'pruneMcpSessions'
+  | 'pruneMcpStreamEvents'
+  | 'relayMcpSessionMessage'
+  | 'readMcpSessionMessage'
+  | 'appendMcpStreamEvents'
+  | 'readMcpStreamEvents'
+  | 'onSessionSignal'
+>;
+
+/** What the endpoint does when another replica signals about a session. */
+export interface SessionSignalHandlers {
+  /** Whether this replica holds the session (only then is anything read for it). */
+  holds(sessionId: string): boolean;
+  /** Every session this replica holds. */
+  held(): string[];
+  /** The session ended on another replica: close it here. */
+  ended(sessionId: string): void;
+  /** Its settings changed there (or, with `state` undefined, its row is gone). */
+  changed(sessionId: string, state: SessionState | undefined): void;
+  /** A client message for this replica arrived there. */
+  message(sessionId: string, message: JSONRPCMessage): void;
+}
+
+export interface SharedSessionsOptions {
+  /** Sessions unused this long, on every replica, are deleted; in ms. */
+  idleMs: number;
+  /** Archived stream events are kept this long after their last one, in ms. */
+  resumeWindowMs: number;
+  /** Failures of background work (touch, prune, relay), logged by the caller. */
+  onError(error: unknown, what: string): void;
+}
+
+/** A stored session: its row and decoded state. */
+export interface StoredSession {
+  row: McpSessionRow;
+  state: SessionState;
+}
+
+const TOUCH_EVERY_MS = 15_000;
+const PRUNE_EVERY_MS = 60_000;
+
+export class SharedSessions {
+  readonly archive: StoredStreamArchive;
+  readonly #store: SessionStore;
+  readonly #options: SharedSessionsOptions;
+  readonly #touched = new Set<string>();
+  readonly #timers: NodeJS.Timeout[] = [];
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(store: SessionStore, options: SharedSessionsOptions) {
+    this.#store = store;
+    this.#options = options;
+    this.archive = new StoredStreamArchive(store, (error) =>
+      options.onError(error, 'archiving a detached stream'),
+    );
+  }
+
+  /** Starts following the other replicas' signals, writing uses and pruning. */
+  start(handlers: SessionSignalHandlers): void {
+    this.#unsubscribe = this.#store.onSessionSignal((signal) => this.#signalled(signal, handlers));
+    const every = (ms: number, work: () => void) => {
+      const timer = setInterval(work, ms);
+      timer.unref();
+      this.#timers.push(timer);
+    };
+    every(Math.min(TOUCH_EVERY_MS, Math.max(1000, this.#options.idleMs / 4)), () =>
+      this.#flushTouches(),
+    );
+    every(Math.min(PRUNE_EVERY_MS, this.#options.idleMs), () => this.#prune());
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.#timers.splice(0)) clearInterval(timer);
+    this.#unsubscribe?.();
+    this.archive.close();
+    await this.#flushTouches();
+  }
+
+  /** Records a new session (before its initialize is answered). */
+  create(row: Omit<McpSessionRow, 'state' | 'createdAt' | 'lastUsedAt'>, state: SessionState) {
+    return this.#store.createMcpSession({ ...row, state: encodeSessionState(state) });
+  }
+
+  /** The session as stored; undefined when there is none (or its state is not readable). */
+  async load(id: string): Promise<StoredSession | undefined> {
+    const row = await this.#store.getMcpSession(id);
+    const state = row && decodeSessionState(row.state);
+    return row && state ? { row, state } : undefined;
+  }
+
+  /** Records changed settings; the other replicas holding the session take them. */
+  async save(id: string, state: SessionState): Promise<void> {
+    await this.#store.updateMcpSessionState(id, encodeSessionState(state));
+  }
+
+  /** Ends the session on every replica. */
+  async end(id: string): Promise<void> {
+    this.#touched.delete(id);
+    await this.#store.deleteMcpSession(id);
+  }
+
+  /** Ends every session of a server on every replica (its security changed, or it is gone). */
+  endServer(subdomain: string): void {
+    this.#store
+      .deleteMcpSessionsOf(subdomain)
+      .catch((error: unknown) => this.#options.onError(error, 'ending the sessions of a server'));
+  }
+
+  /** Notes that the session was used here (written with the next batch). */
+  touch(id: string): void {
+    this.#touched.add(id);
+  }
+
+  /** Sends a client message to whichever replica awaits it. */
+  relay(sessionId: string, message: JSONRPCMessage): void {
+    this.#store
+      .relayMcpSessionMessage(sessionId, JSON.stringify(message))
+      .catch((error: unknown) => this.#options.onError(error, 'relaying a client message'));
+  }
+
+  async #flushTouches(): Promise<void> {
+    if (this.#touched.size === 0) return;
+    const ids = [...this.#touched];
+    this.#touched.clear();
+    await this.#store
+      .touchMcpSessions(ids)
+      .catch((error: unknown) => this.#options.onError(error, 'recording session use'));
+  }
+
+  #prune(): void {
+    const { idleMs, resumeWindowMs } = this.#options;
+    Promise.all([
+      this.#store.pruneMcpSessions(idleMs),
+      this.#store.pruneMcpStreamEvents(resumeWindowMs),
+    ]).catch((error: unknown) => this.#options.onError(error, 'pruning sessions'));
+  }
+
+  #signalled(signal: SessionSignal, handlers: SessionSignalHandlers): void {
+    switch (signal.kind) {
+      case 'ended':
+        if (handlers.holds(signal.session)) handlers.ended(signal.session);
+        return;
+      case 'changed':
+        if (handlers.holds(signal.session)) this.#reload(signal.session, handlers);
+        return;
+      case 'message':
+        if (handlers.holds(signal.session)) this.#deliver(signal.session, signal.ref, handlers);
+        return;
+      case 'resync':
+        // Signals may have been missed while the listener was away: every session held is re-read.
+        for (const id of handlers.held()) this.#reload(id, handlers);
+        return;
+      case 'events':
+        return; // the archive's followers
+    }
+  }
+
+  #reload(id: string, handlers: SessionSignalHandlers): void {
+    this.load(id).then(
+      (stored) => handlers.changed(id, stored?.state),
+      (error: unknown) => this.#options.onError(error, 'reloading a session'),
+    );
+  }
+
+  #deliver(sessionId: string, ref: string, handlers: SessionSignalHandlers): void {
+    this.#store.readMcpSessionMessage(ref).then(
+      (relayed) => {
+        if (relayed?.sessionId !== sessionId) return;
+        const parsed = JSONRPCMessageSchema.safeParse(JSON.parse(relayed.message));
+        if (parsed.success) handlers.message(sessionId, parsed.data);
+      },
+      (error: unknown) => this.#options.onError(error, 'reading a relayed message'),
+    );
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Detached response streams in PostgreSQL, so that a client resumes a call
+ * on whichever replica its GET reaches (call-stream.ts keeps the events in
+ * memory; this is the copy the other replicas read).
+ *
+ * Only detached streams are archived — a response that stays connected costs
+ * no write. The replica running the call appends their events in order,
+ * batched, and each batch signals the other replicas (NOTIFY); a replica
+ * serving a resumed GET replays what the archive holds after the client's
+ * `Last-Event-ID`, then reads on at each signal (and every
+ * FOLLOW_POLL_MS, in case a signal was lost) until the answer.
+ */
+import type { ServerResponse } from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { SessionSignal, Store } from '../store/index.js';
+import { ResponseStream } from './response-stream.js';
+
+/** One event of a stream: its number, the JSON text of its message ('' for the opening marker), whether it is the answer. */
+export interface StreamEvent {
+  seq: number;
+  message: string;
+  final: boolean;
+}
+
+export interface StreamArchive {
+  /** Appends events of a detached stream (in order, after those saved before). */
+  save(sessionId: string, streamId: string, events: readonly StreamEvent[]): void;
+  /**
+   * Serves a resume of a stream another replica runs: everything after
+   * `afterSeq`, then the rest as it comes. False (nothing written) when the
+   * archive holds no event `afterSeq` of that stream.
+   */
+  follow(
+    sessionId: string,
+    streamId: string,
+    afterSeq: number,
+    res: ServerResponse,
+    keepAliveMs: number,
+  ): Promise<boolean>;
+}
+
+type ArchiveStore = Pick<
+  Store,
+  'appendMcpStreamEvents' | 'readMcpStreamEvents' | 'onSessionSignal'
+>;
+
+/** Events read at a time while following. */
+const READ_BATCH = 200;
+/** A follower reads again this often even without a signal, in ms. */
+const FOLLOW_POLL_MS = 1000;
+
+export class StoredStreamArchive implements StreamArchive {
+  readonly #store: ArchiveStore;
+  readonly #log: (error: unknown) => void;
+  readonly #queue: {
+    sessionId: string;
+    streamId: string;
+    seq: number;
+    message: string;
+    final: boolean;
+  }[] = [];
+  #flushing = false;
+  readonly #followers = new Map<string, Set<() => void>>();
+  readonly #unsubscribe: () => void;
+
+  constructor(store: ArchiveStore, log: (error: unknown) => void) {
+    this.#store = store;
+    this.#log = log;
+    this.#unsubscribe = store.onSessionSignal((signal) => this.#signalled(signal));
+  }
+
+  save(sessionId: string, streamId: string, events: readonly StreamEvent[]): void {
+    for (const event of events) this.#queue.push({ sessionId, streamId, ...event });
+    if (!this.#flushing) {
+      this.#flushing = true;
+      void this.#flush();
+    }
+  }
+
+  async follow(
+    sessionId: string,
+    streamId: string,
+    afterSeq: number,
+    res: ServerResponse,
+    keepAliveMs: number,
+  ): Promise<boolean> {
+    // The event the client saw must be there: otherwise this is not a stream we can continue.
+    const first = await this.#store.readMcpStreamEvents(
+      sessionId,
+      streamId,
+      afterSeq - 1,
+      READ_BATCH,
+    );
+    if (first[0]?.seq !== afterSeq) return false;
+    let gone = false;
+    const sink = ResponseStream.eventStream(res, sessionId, keepAliveMs, () => (gone = true));
+    let last = afterSeq;
+    const write = (events: readonly StreamEvent[]): boolean => {
+      for (const event of events) {
+        if (event.seq <= last) continue;
+        last = event.seq;
+        if (event.message === '') continue;
+        const message = JSON.parse(event.message) as JSONRPCMessage;
+        const id = `${streamId}.${event.seq}`;
+        if (event.final) {
+          sink.finish(message, id);
+          return true;
+        }
+        sink.send(message, id);
+      }
+      return false;
+    };
+    if (write(first)) return true;
+    const key = followerKey(sessionId, streamId);
+    let reading = false;
+    let again = false;
+    const stop = () => {
+      clearInterval(poll);
+      this.#followers.get(key)?.delete(readOn);
+      if (this.#followers.get(key)?.size === 0) this.#followers.delete(key);
+    };
+    const readOn = () => {
+      if (gone || sink.ended) return stop();
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      this.#store
+        .readMcpStreamEvents(sessionId, streamId, last, READ_BATCH)
+        .then((events) => {
+          if (write(events)) stop();
+          else if (events.length === READ_BATCH) again = true;
+        })
+        .catch((error: unknown) => this.#log(error))
+        .finally(() => {
+          reading = false;
+          if (again) {
+            again = false;
+            readOn();
+          }
+        });
+    };
+    let followers = this.#followers.get(key);
+    if (!followers) this.#followers.set(key, (followers = new Set()));
+    followers.add(readOn);
+    const poll = setInterval(readOn, FOLLOW_POLL_MS);
+    poll.unref();
+    readOn();
+    return true;
+  }
+
+  close(): void {
+    this.#unsubscribe();
+  }
+
+  /** Writes the queue in order, a batch at a time; a failed batch is logged (its resume will be refused). */
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, READ_BATCH);
+      try {
+        await this.#store.appendMcpStreamEvents(batch, true);
+      } catch (error) {
+        this.#log(error);
+      }
+    }
+    this.#flushing = false;
+  }
+
+  #signalled(signal: SessionSignal): void {
+    if (signal.kind === 'resync') {
+      for (const followers of this.#followers.values()) for (const readOn of followers) readOn();
+      return;
+    }
+    if (signal.kind !== 'events') return;
+    for (const readOn of this.#followers.get(followerKey(signal.session, signal.stream)) ?? []) {
+      readOn();
+    }
+  }
+}
+
+function followerKey(sessionId: string, streamId: string): string {
+  return `${sessionId}/${streamId}`;
+}
