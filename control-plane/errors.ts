@@ -157,8 +157,9 @@ const CONTROL_PLANE = {
     'The MCP session is unknown, expired or closed; start a new one with initialize.',
   ),
   ERR_STREAM_NOT_FOUND: spec(
-    404,
-    SESSION,
+    // Not 404: clients read a 404 on a request with a session id as "session gone".
+    400,
+    REQUEST,
     'A `Last-Event-ID` names no event of this session that can still be resumed (never sent, or its call ended longer ago than MCP_RESUME_WINDOW_MS).',
   ),
   ERR_UNKNOWN_TOOL: spec(404, JsonRpc.InvalidParams, 'The hosted server has no tool of this name.'),

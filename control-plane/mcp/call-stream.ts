@@ -136,6 +136,8 @@ export class CallStream {
     const resumability = this.#resumability!;
     for (const event of this.#kept) {
       if (event.seq <= afterSeq) continue;
+      // An empty final event: every request of the stream was cancelled, nothing to answer.
+      if (event.message === '') continue;
       const message = JSON.parse(event.message) as JSONRPCMessage;
       if (event.final) sink.finish(message, eventIdOf(resumability, event.seq));
       else sink.send(message, eventIdOf(resumability, event.seq));

@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   isInitializeRequest,
-  isJSONRPCRequest,
   type JSONRPCMessage,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -86,6 +85,8 @@ export class McpEndpoint {
   readonly #options: McpEndpointOptions;
   /** Sessions being read from the store, so that concurrent requests rebuild one. */
   readonly #restoring = new Map<string, Promise<TransportSession | undefined>>();
+  /** Sessions another replica ended while this one was rebuilding them. */
+  readonly #endedWhileRestoring = new Set<string>();
 
   constructor(options: McpEndpointOptions) {
     this.#options = options;
@@ -95,9 +96,11 @@ export class McpEndpoint {
   signalHandlers(): SessionSignalHandlers {
     const held = (id: string) => this.#options.sessions.peek(id) as TransportSession | undefined;
     return {
-      holds: (id) => held(id) !== undefined,
+      holds: (id) => held(id) !== undefined || this.#restoring.has(id),
       held: () => this.#options.sessions.ids(),
+      running: () => this.#options.sessions.running(),
       ended: (id) => {
+        if (this.#restoring.has(id)) this.#endedWhileRestoring.add(id);
         const session = held(id);
         if (session) void this.#closeHere(session);
       },
@@ -165,7 +168,8 @@ export class McpEndpoint {
       return;
     }
     const post = await readPost(req, this.#options.maxBodyBytes);
-    request.chargeBatch(post.messages.filter(isJSONRPCRequest).length);
+    // Every message counts: a client answer or cancellation may be relayed to another replica.
+    request.chargeBatch(post.messages.length);
     // Until its response ends, the session is answering a request (a call may be
     // running): it is neither evicted nor swept. Counted once the body is in, so
     // a body that never finishes arriving does not pin the session.

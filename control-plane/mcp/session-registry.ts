@@ -28,8 +28,8 @@ export interface McpSession {
   running: number;
   /**
    * Closes the session here; `everywhere` also ends it for every replica
-   * (DELETE, eviction, its server closed), as opposed to this replica
-   * forgetting its copy (idle here, shutting down).
+   * (DELETE, its server closed), as opposed to this replica
+   * forgetting its copy (idle here, evicted here, shutting down).
    */
   close(everywhere: boolean): Promise<void>;
   /** Tells the client its tool list changed (no-op when it listens on no stream). */
@@ -184,6 +184,11 @@ export class SessionRegistry {
     return [...this.#sessions.keys()];
   }
 
+  /** The ids of the sessions answering a request now. */
+  running(): string[] {
+    return [...this.#sessions.values()].filter((s) => s.running > 0).map((s) => s.id);
+  }
+
   /** Forgets a session (its transport closed). */
   remove(id: string): void {
     const session = this.#sessions.get(id);
@@ -223,7 +228,8 @@ export class SessionRegistry {
   #evictIdle(subdomain: string, matches: (session: McpSession) => boolean): boolean {
     for (const session of this.#byServer.get(subdomain)?.values() ?? []) {
       if (session.running === 0 && matches(session)) {
-        void this.#drop(session, true);
+        // Here only: idle here says nothing of a call another replica may be running for it.
+        void this.#drop(session, false);
         this.#options.onEvict?.(session);
         return true;
       }

@@ -2,7 +2,7 @@
  * MCP sessions every replica can serve (PostgreSQL): the session's row is
  * written before its `initialize` is answered, read by a replica that meets
  * the session for the first time, rewritten when the client changes a
- * setting, and deleted when the session ends anywhere (DELETE, eviction, its
+ * setting, and deleted when the session ends anywhere (DELETE, its
  * server's security changed). The replicas tell each other through signals
  * (NOTIFY): a session ended or changed, a client message relayed to the
  * replica that awaits it, events of a detached stream.
@@ -39,6 +39,8 @@ export interface SessionSignalHandlers {
   holds(sessionId: string): boolean;
   /** Every session this replica holds. */
   held(): string[];
+  /** The sessions answering a request here now (kept alive in the store while they run). */
+  running(): string[];
   /** The session ended on another replica: close it here. */
   ended(sessionId: string): void;
   /** Its settings changed there (or, with `state` undefined, its row is gone). */
@@ -63,6 +65,10 @@ export interface StoredSession {
 }
 
 const TOUCH_EVERY_MS = 15_000;
+/** The largest client message relayed to another replica (an elicitation or sampling answer). */
+const MAX_RELAYED_CHARACTERS = 256 * 1024;
+/** The longest a call runs (a tool's `timeoutMs` at most): a cut stream's events outlive it. */
+const LONGEST_CALL_MS = 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 60_000;
 
 export class SharedSessions {
@@ -90,7 +96,7 @@ export class SharedSessions {
       this.#timers.push(timer);
     };
     every(Math.min(TOUCH_EVERY_MS, Math.max(1000, this.#options.idleMs / 4)), () =>
-      this.#flushTouches(),
+      this.#flushTouches(handlers),
     );
     every(Math.min(PRUNE_EVERY_MS, this.#options.idleMs), () => this.#prune());
   }
@@ -137,14 +143,25 @@ export class SharedSessions {
     this.#touched.add(id);
   }
 
-  /** Sends a client message to whichever replica awaits it. */
+  /** Sends a client message to whichever replica awaits it (one too large to relay is dropped, and logged). */
   relay(sessionId: string, message: JSONRPCMessage): void {
+    const text = JSON.stringify(message);
+    if (text.length > MAX_RELAYED_CHARACTERS) {
+      this.#options.onError(
+        new Error(
+          `a client message of ${text.length} characters is over ${MAX_RELAYED_CHARACTERS}`,
+        ),
+        'relaying a client message',
+      );
+      return;
+    }
     this.#store
-      .relayMcpSessionMessage(sessionId, JSON.stringify(message))
+      .relayMcpSessionMessage(sessionId, text)
       .catch((error: unknown) => this.#options.onError(error, 'relaying a client message'));
   }
 
-  async #flushTouches(): Promise<void> {
+  async #flushTouches(handlers?: SessionSignalHandlers): Promise<void> {
+    for (const id of handlers?.running() ?? []) this.#touched.add(id);
     if (this.#touched.size === 0) return;
     const ids = [...this.#touched];
     this.#touched.clear();
@@ -157,7 +174,8 @@ export class SharedSessions {
     const { idleMs, resumeWindowMs } = this.#options;
     Promise.all([
       this.#store.pruneMcpSessions(idleMs),
-      this.#store.pruneMcpStreamEvents(resumeWindowMs),
+      // Pruned by their newest event: a cut call may be silent until its answer.
+      this.#store.pruneMcpStreamEvents(LONGEST_CALL_MS + resumeWindowMs),
     ]).catch((error: unknown) => this.#options.onError(error, 'pruning sessions'));
   }
 

@@ -48,6 +48,8 @@ type ArchiveStore = Pick<
 const READ_BATCH = 200;
 /** A follower reads again this often even without a signal, in ms. */
 const FOLLOW_POLL_MS = 1000;
+/** A follower that saw nothing new for this long ends its response (the longest call is 1 h). */
+const FOLLOW_SILENCE_MS = 60 * 60 * 1000;
 
 export class StoredStreamArchive implements StreamArchive {
   readonly #store: ArchiveStore;
@@ -60,7 +62,7 @@ export class StoredStreamArchive implements StreamArchive {
     final: boolean;
   }[] = [];
   #flushing = false;
-  readonly #followers = new Map<string, Set<() => void>>();
+  readonly #followers = new Map<string, { readOn(): void; stop(): void }>();
   readonly #unsubscribe: () => void;
 
   constructor(store: ArchiveStore, log: (error: unknown) => void) {
@@ -95,10 +97,17 @@ export class StoredStreamArchive implements StreamArchive {
     let gone = false;
     const sink = ResponseStream.eventStream(res, sessionId, keepAliveMs, () => (gone = true));
     let last = afterSeq;
+    let lastEventAt = Date.now();
     const write = (events: readonly StreamEvent[]): boolean => {
       for (const event of events) {
         if (event.seq <= last) continue;
         last = event.seq;
+        lastEventAt = Date.now();
+        // An empty final event: every request of the stream was cancelled, nothing to answer.
+        if (event.final && event.message === '') {
+          sink.end();
+          return true;
+        }
         if (event.message === '') continue;
         const message = JSON.parse(event.message) as JSONRPCMessage;
         const id = `${streamId}.${event.seq}`;
@@ -112,15 +121,18 @@ export class StoredStreamArchive implements StreamArchive {
     };
     if (write(first)) return true;
     const key = followerKey(sessionId, streamId);
+    // One follower per stream: a client that resumes again replaces the earlier one.
+    this.#followers.get(key)?.stop();
     let reading = false;
     let again = false;
     const stop = () => {
       clearInterval(poll);
-      this.#followers.get(key)?.delete(readOn);
-      if (this.#followers.get(key)?.size === 0) this.#followers.delete(key);
+      sink.end();
+      if (this.#followers.get(key)?.readOn === readOn) this.#followers.delete(key);
     };
     const readOn = () => {
-      if (gone || sink.ended) return stop();
+      // A call that sends nothing for this long ran out or its replica is gone.
+      if (gone || sink.ended || Date.now() - lastEventAt > FOLLOW_SILENCE_MS) return stop();
       if (reading) {
         again = true;
         return;
@@ -141,9 +153,7 @@ export class StoredStreamArchive implements StreamArchive {
           }
         });
     };
-    let followers = this.#followers.get(key);
-    if (!followers) this.#followers.set(key, (followers = new Set()));
-    followers.add(readOn);
+    this.#followers.set(key, { readOn, stop });
     const poll = setInterval(readOn, FOLLOW_POLL_MS);
     poll.unref();
     readOn();
@@ -152,6 +162,7 @@ export class StoredStreamArchive implements StreamArchive {
 
   close(): void {
     this.#unsubscribe();
+    for (const follower of [...this.#followers.values()]) follower.stop();
   }
 
   /** Writes the queue in order, a batch at a time; a failed batch is logged (its resume will be refused). */
@@ -169,13 +180,11 @@ export class StoredStreamArchive implements StreamArchive {
 
   #signalled(signal: SessionSignal): void {
     if (signal.kind === 'resync') {
-      for (const followers of this.#followers.values()) for (const readOn of followers) readOn();
+      for (const follower of this.#followers.values()) follower.readOn();
       return;
     }
     if (signal.kind !== 'events') return;
-    for (const readOn of this.#followers.get(followerKey(signal.session, signal.stream)) ?? []) {
-      readOn();
-    }
+    this.#followers.get(followerKey(signal.session, signal.stream))?.readOn();
   }
 }
 

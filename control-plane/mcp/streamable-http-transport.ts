@@ -24,7 +24,7 @@
  *   answer to an elicitation or sampling request a call there made, or the
  *   cancellation of a call running there — is relayed (`relay`), and arrives
  *   there through `deliverRelayed`. So that such answers can be told apart,
- *   the ids of server→client requests carry this process's tag.
+ *   the ids of server→client requests carry a tag of this transport's own (each replica builds its own transport of a session).
  * - A request id still being answered cannot be used again in the session.
  * - Closing the session ends every open response; a request still running gets
  *   an ERR_SESSION_NOT_FOUND error rather than a stream that just stops.
@@ -47,8 +47,8 @@ import type { IncomingPost } from './incoming-request.js';
 import { ResponseStream } from './response-stream.js';
 import type { StreamArchive } from './stream-archive.js';
 
-/** Names this process's server→client requests (see `#toWire`). */
-const PROCESS_TAG = randomBytes(6).toString('hex');
+/** The largest `initialize` params a session keeps (capabilities and client info). */
+const MAX_HELLO_CHARACTERS = 16 * 1024;
 
 /** The first protocol version whose clients resume streams (SEP-1699 priming events). */
 const RESUMABLE_VERSION = '2025-11-25';
@@ -97,10 +97,12 @@ export class StreamableHttpTransport implements Transport {
   onerror?: (error: Error) => void;
 
   readonly #options: StreamableHttpTransportOptions;
+  /** Names this transport's server→client requests (see `#toWire`): one per session per replica. */
+  readonly #tag = randomBytes(6).toString('hex');
   readonly #postOf = new Map<RequestId, PendingPost>();
   /** Resumable streams still running or within their resume window, by stream id. */
   readonly #streams = new Map<string, CallStream>();
-  /** Wire ids of this process's server→client requests awaiting the client's answer. */
+  /** Wire ids of this transport's server→client requests awaiting the client's answer. */
   readonly #outgoing = new Set<string>();
   /** Requests this transport made up itself (restoring a session), with what waits for their answer. */
   readonly #internal = new Map<RequestId, () => void>();
@@ -129,7 +131,7 @@ export class StreamableHttpTransport implements Transport {
   async restore(hello: ClientHello): Promise<void> {
     this.#initialized = true;
     this.#resumable = hello.protocolVersion >= RESUMABLE_VERSION;
-    const id = `mcphost-restore-${PROCESS_TAG}`;
+    const id = `mcphost-restore-${this.#tag}`;
     await new Promise<void>((resolve) => {
       this.#internal.set(id, resolve);
       this.onmessage?.({
@@ -171,6 +173,14 @@ export class StreamableHttpTransport implements Transport {
       );
     }
     if (initializing && isRequest(initializing)) {
+      // The hello is kept with the session (and, with replicas, in the store): bounded.
+      const helloCharacters = JSON.stringify(initializing.params ?? {}).length;
+      if (helloCharacters > MAX_HELLO_CHARACTERS) {
+        throw new McphostError(
+          'ERR_INVALID_REQUEST',
+          `Invalid Request: initialize params are ${helloCharacters} characters of JSON; at most ${MAX_HELLO_CHARACTERS}`,
+        );
+      }
       this.#initialized = true;
       const params = initializing.params as Partial<ClientHello> | undefined;
       this.#initialize = {
@@ -337,9 +347,9 @@ export class StreamableHttpTransport implements Transport {
     if (isAnswer(message)) {
       const ours = typeof message.id === 'string' && this.#outgoing.delete(message.id);
       if (!ours) {
-        // Only an answer to another process's request is worth relaying: anything else
+        // Only an answer to another replica's request is worth relaying: anything else
         // goes to the protocol layer, which reports it as an answer to nothing.
-        if (this.#options.relay && isOtherProcessRequestId(message.id))
+        if (this.#options.relay && this.#isOthersRequestId(message.id))
           this.#options.relay(message);
         else this.onmessage?.(message, extra);
         return;
@@ -365,26 +375,37 @@ export class StreamableHttpTransport implements Transport {
       await this.#options.onInitialized?.({ protocolVersion, ...hello });
       return { jsonrpc: '2.0', id, result: result as Record<string, unknown> };
     } catch (error) {
+      // Not recorded, so no other replica knows it: the session ends once this is answered.
+      queueMicrotask(() => void this.close());
       return { jsonrpc: '2.0', id, error: jsonRpcErrorOf(error) };
     }
   }
 
+  /** True for the wire id of a server→client request another replica's transport made. */
+  #isOthersRequestId(id: RequestId): boolean {
+    return (
+      typeof id === 'string' &&
+      /^[0-9a-f]{12}\.[0-9]{1,16}$/.test(id) &&
+      !id.startsWith(`${this.#tag}.`)
+    );
+  }
+
   /**
    * Server→client requests (and cancellations of them) leave with ids that
-   * name this process, so that an answer arriving at another replica is
+   * name this transport, so that an answer arriving at another replica is
    * relayed here and never mistaken for one of that replica's requests. The
    * ids are strings, which also keeps them clear of SDK clients' falsy check
    * of a cancelled request id 0 (typescript-sdk#2283).
    */
   #toWire(message: JSONRPCMessage): JSONRPCMessage {
     if (isRequest(message)) {
-      const id = `${PROCESS_TAG}.${String(message.id)}`;
+      const id = `${this.#tag}.${String(message.id)}`;
       this.#outgoing.add(id);
       return { ...message, id };
     }
     const cancelled = cancelledRequestOf(message);
     if (cancelled === undefined || !('params' in message)) return message;
-    const id = `${PROCESS_TAG}.${String(cancelled)}`;
+    const id = `${this.#tag}.${String(cancelled)}`;
     if (!this.#outgoing.delete(id)) return message;
     return { ...message, params: { ...message.params, requestId: id } };
   }
@@ -452,15 +473,6 @@ function cancelledRequestOf(message: JSONRPCMessage): RequestId | undefined {
  */
 function clientCancelledRequestOf(message: JSONRPCMessage): RequestId | undefined {
   return cancelledRequestOf(message) || undefined;
-}
-
-/** True for the wire id of a server→client request another process made. */
-function isOtherProcessRequestId(id: RequestId): boolean {
-  return (
-    typeof id === 'string' &&
-    /^[0-9a-f]{12}\.[0-9]{1,16}$/.test(id) &&
-    !id.startsWith(`${PROCESS_TAG}.`)
-  );
 }
 
 /** The SDK's own id of a server→client request, from its wire id (`<tag>.<n>`). */

@@ -366,7 +366,7 @@ describe('cancellation', () => {
     expect(rest).toContain(`id: ${primingId!.replace('.0', '.1')}`);
     // Resuming after the answer was delivered finds nothing left to resume.
     const again = await resume(session.sessionId, primingId!);
-    expect(again.status).toBe(404);
+    expect(again.status).toBe(400);
     expect((await again.json()).error.data.code).toBe('ERR_STREAM_NOT_FOUND');
   });
 
@@ -374,7 +374,7 @@ describe('cancellation', () => {
     const session = await rawSession('2025-11-25');
     for (const lastEventId of ['0123456789abcdef.3', 'not an id']) {
       const response = await resume(session.sessionId, lastEventId);
-      expect(response.status).toBe(404);
+      expect(response.status).toBe(400);
       expect((await response.json()).error.data.code).toBe('ERR_STREAM_NOT_FOUND');
     }
   });

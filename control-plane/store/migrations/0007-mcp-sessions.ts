@@ -50,5 +50,11 @@ export const mcpSessionsMigration: Migration = {
       .addColumn('message', 'text', (column) => column.notNull())
       .addColumn('created_at', 'text', (column) => column.notNull())
       .execute();
+    // Relayed messages are pruned by age every minute.
+    await db.schema
+      .createIndex('mcp_session_messages_created_at')
+      .on('mcp_session_messages')
+      .column('created_at')
+      .execute();
   },
 };
