@@ -66,6 +66,27 @@ describe('cancel', () => {
   });
 });
 
+describe('heap figure', () => {
+  it('every result carries the V8 heap in use as measured while idle, from the first result on', async () => {
+    const harness = await start();
+    try {
+      const heaps: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = randomUUID();
+        harness.send(invokeMessage(id, 'return new Array(1000).fill("x").join("")'));
+        const result = (await harness.next(
+          (m) => m.type === 'result' && m.invocation === id,
+        )) as { heap?: number };
+        heaps.push(result.heap ?? 0);
+      }
+      // A Node process's V8 heap holds megabytes before any tool runs.
+      for (const heap of heaps) expect(heap).toBeGreaterThan(1_000_000);
+    } finally {
+      await harness.close();
+    }
+  });
+});
+
 describe('protocol faults exit with 70', () => {
   it.each([
     ['a line that is not JSON', (h: HarnessClient) => h.send('not json\n')],
