@@ -18,6 +18,7 @@
  * service CPU ≤ 0.4 ms per warm call.
  * Every loop is bounded. Runnable alone: `npx tsx bench/mcp-bench.ts`.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -71,6 +72,15 @@ export interface McpBenchFigures {
     p50Ms: number;
     p99Ms: number;
   };
+  /** The local data path (RUNNER_SOCKET_DIR) against the attach stream, in ms. */
+  socketPath: {
+    attachEchoP50Ms: number;
+    socketEchoP50Ms: number;
+    attachWarmP50Ms: number;
+    socketWarmP50Ms: number;
+  };
+  /** cpuPerCall with runners on the socket data path. */
+  cpuPerCallSocket: McpBenchFigures['cpuPerCall'];
   /** Service CPU per warm call over a window of 32 clients, recycling off; every figure in ms per call. */
   cpuPerCall: {
     calls: number;
@@ -103,6 +113,9 @@ export interface McpBenchFigures {
   };
 }
 
+/** Alternating rounds of the attach/socket comparison, and calls per round. */
+const SOCKET_ROUNDS = 6;
+const SOCKET_ROUND_CALLS = 200;
 const WARM_SAMPLES = 1000;
 const WARM_UP = 100;
 const FIRST_CALL_SAMPLES = 5;
@@ -151,8 +164,12 @@ export async function startTrivialServer(): Promise<{ url: string; server: Serve
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
 }
 
-async function rawStdioRoundTrips(image: string, samples: number): Promise<number[]> {
-  const driver = new DockerSandbox({ image, planeName: `bench-floor-${process.pid}` });
+async function rawStdioRoundTrips(
+  image: string,
+  samples: number,
+  socketDir?: string,
+): Promise<number[]> {
+  const driver = new DockerSandbox({ image, planeName: `bench-floor-${process.pid}`, socketDir });
   const instance = await driver.start({
     labels: {},
     memoryMb: 128,
@@ -160,6 +177,15 @@ async function rawStdioRoundTrips(image: string, samples: number): Promise<numbe
     pids: 64,
     command: buildRawBaselineCommand(),
   });
+  // Over a socket, the echo takes input once it has connected.
+  await waitFor(() => {
+    try {
+      instance.write('');
+      return Promise.resolve(true);
+    } catch {
+      return Promise.resolve(false);
+    }
+  }, 30_000);
   const echo = lineEcho(instance);
   // A tools/call-sized invoke line, so the floor carries the same bytes as the real thing.
   const line = `${JSON.stringify({ type: 'invoke', invocation: '00000000-0000-0000-0000-000000000000', code: 'return 1;', params: {}, env: {}, timeoutMs: 30000, limits: { maxResultBytes: 1048576, maxLogBytes: 262144 } })}\n`;
@@ -324,9 +350,14 @@ async function poolsSettled(plane: TestControlPlane, benchSize: number): Promise
 export async function measureCpuPerCall(
   image: string,
   report: (line: string) => void,
+  dataPath: 'attach' | 'socket' = 'attach',
 ): Promise<McpBenchFigures['cpuPerCall']> {
+  const socketDir = dataPath === 'socket' ? await benchSocketDir() : undefined;
   const plane = await startTestControlPlane(
-    benchPlaneEnv(image, { POOL_MAX_INVOCATIONS_PER_CONTAINER: RECYCLING_OFF }),
+    benchPlaneEnv(image, {
+      POOL_MAX_INVOCATIONS_PER_CONTAINER: RECYCLING_OFF,
+      ...(socketDir === undefined ? {} : { RUNNER_SOCKET_DIR: socketDir }),
+    }),
   );
   let client: LoadClient | undefined;
   try {
@@ -384,7 +415,7 @@ export async function measureCpuPerCall(
     };
     const f = (ms: number) => ms.toFixed(2);
     report(
-      `service CPU per call ${f(figures.serviceMs)} ms (target ≤ 0.4): harness ${f(figures.harnessMs)}, control plane ${f(figures.controlPlaneMs)}, dockerd ${f(figures.dockerdMs)}, containerd-shim ${f(figures.shimMs)}, containerd ${f(figures.containerdMs)}, kernel and other ${f(figures.kernelAndOtherMs)} (kernel threads ${f(figures.kernelThreadsMs)}, other processes ${f(figures.otherProcessesMs)}, exited processes ${f(figures.exitedMs)}, unattributed ${f(figures.unattributedMs)}) | load generator ${f(figures.loadGeneratorMs)} ms/call, ${ok} calls at ${figures.perSecond.toFixed(0)} calls/s, ${figures.containers} containers` +
+      `service CPU per call${dataPath === 'socket' ? ' (socket data path)' : ''} ${f(figures.serviceMs)} ms (target ≤ 0.4): harness ${f(figures.harnessMs)}, control plane ${f(figures.controlPlaneMs)}, dockerd ${f(figures.dockerdMs)}, containerd-shim ${f(figures.shimMs)}, containerd ${f(figures.containerdMs)}, kernel and other ${f(figures.kernelAndOtherMs)} (kernel threads ${f(figures.kernelThreadsMs)}, other processes ${f(figures.otherProcessesMs)}, exited processes ${f(figures.exitedMs)}, unattributed ${f(figures.unattributedMs)}) | load generator ${f(figures.loadGeneratorMs)} ms/call, ${ok} calls at ${figures.perSecond.toFixed(0)} calls/s, ${figures.containers} containers` +
         (figures.stealMs >= 0.005 ? `, steal ${f(figures.stealMs)}` : '') +
         (round.errors > 0 ? `, errors ${round.errors} (${round.firstError})` : '') +
         (changed.size > 0 ? `; ${changed.size} containers started or stopped in the window` : ''),
@@ -396,6 +427,62 @@ export async function measureCpuPerCall(
   }
 }
 
+/** A fresh directory for RUNNER_SOCKET_DIR, short enough for socket paths. */
+async function benchSocketDir(): Promise<string> {
+  return mkdtemp('/tmp/mcphost-bench-sock-');
+}
+
+/**
+ * The local data path against the attach stream: a raw echo over each (the
+ * same line), and warm `tools/call` p50 on two planes, one per data path,
+ * measured in alternating rounds so both see the same machine.
+ */
+export async function measureSocketPath(
+  image: string,
+  report: (line: string) => void,
+): Promise<McpBenchFigures['socketPath']> {
+  const socketDir = await benchSocketDir();
+  const attachEcho = percentile(await rawStdioRoundTrips(image, WARM_SAMPLES), 50);
+  const socketEcho = percentile(await rawStdioRoundTrips(image, WARM_SAMPLES, socketDir), 50);
+  const planes = [
+    await startTestControlPlane(benchPlaneEnv(image)),
+    await startTestControlPlane(benchPlaneEnv(image, { RUNNER_SOCKET_DIR: socketDir })),
+  ];
+  try {
+    const sessions: RawMcpSession[] = [];
+    for (const plane of planes) {
+      await plane.admin('POST', '/api/servers', { subdomain: 'bench' });
+      await saveTool(plane, 'bench', 'trivial');
+      const session = new RawMcpSession(
+        `http://127.0.0.1:${plane.port}/mcp`,
+        `bench.localhost:${plane.port}`,
+      );
+      await session.open();
+      for (let i = 0; i < WARM_UP; i++) await session.call('trivial');
+      sessions.push(session);
+    }
+    const times: number[][] = [[], []];
+    for (let round = 0; round < SOCKET_ROUNDS; round++) {
+      for (const [index, session] of sessions.entries()) {
+        times[index]!.push(...(await timed(() => session.call('trivial'), SOCKET_ROUND_CALLS, 0)));
+      }
+    }
+    const figures = {
+      attachEchoP50Ms: attachEcho,
+      socketEchoP50Ms: socketEcho,
+      attachWarmP50Ms: percentile(times[0]!, 50),
+      socketWarmP50Ms: percentile(times[1]!, 50),
+    };
+    report(
+      `socket data path (RUNNER_SOCKET_DIR): raw echo p50 ${socketEcho.toFixed(3)} ms vs attach ${attachEcho.toFixed(3)} ms  | warm tools/call p50 ${figures.socketWarmP50Ms.toFixed(3)} ms vs attach ${figures.attachWarmP50Ms.toFixed(3)} ms (${SOCKET_ROUNDS} alternating rounds of ${SOCKET_ROUND_CALLS})`,
+    );
+    return figures;
+  } finally {
+    await Promise.all(planes.map((plane) => plane.close()));
+    await rm(socketDir, { recursive: true, force: true });
+  }
+}
+
 /** Runs the MCP benchmark, reporting one line per figure. */
 export async function runMcpBench(report: (line: string) => void): Promise<McpBenchFigures> {
   const image =
@@ -404,7 +491,7 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
     (await ensureRunnerImage({ base: readSetting('runnerBase') }));
   const plane = await startTestControlPlane(benchPlaneEnv(image));
   const trivial = await startTrivialServer();
-  let main: Omit<McpBenchFigures, 'recycling' | 'cpuPerCall'>;
+  let main: Omit<McpBenchFigures, 'recycling' | 'cpuPerCall' | 'cpuPerCallSocket' | 'socketPath'>;
   try {
     await plane.admin('POST', '/api/servers', { subdomain: 'bench' });
     await saveTool(plane, 'bench', 'trivial');
@@ -492,7 +579,9 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
   // would be Docker work in their windows.
   const recycling = await measureRecycling(image, report);
   const cpuPerCall = await measureCpuPerCall(image, report);
-  return { ...main, recycling, cpuPerCall };
+  const socketPath = await measureSocketPath(image, report);
+  const cpuPerCallSocket = await measureCpuPerCall(image, report, 'socket');
+  return { ...main, recycling, cpuPerCall, socketPath, cpuPerCallSocket };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

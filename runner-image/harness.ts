@@ -10,10 +10,13 @@ import { readContextScripts } from './context-scripts.js';
 import { InvocationRunner } from './invocation-runner.js';
 import { readyLine } from './protocol-lines.js';
 import { ToolContextFactory } from './tool-context.js';
+import { channelPathOf, connectChannel } from './socket-channel.js';
 import { ensureVmModulesFlag } from './vm-modules-flag.js';
 
 const EXIT_PROTOCOL_FAULT = 70;
 const EXIT_CONFIG = 78;
+/** The socket of `--channel` could not be reached (EX_UNAVAILABLE): the data path is broken, not the harness. */
+const EXIT_NO_CHANNEL = 69;
 
 function diagnostic(text: string): void {
   process.stderr.write(`harness: ${text}\n`);
@@ -35,9 +38,27 @@ function main(): void {
     process.exit(EXIT_CONFIG);
   }
 
-  const write = (line: string): void => {
-    process.stdout.write(line);
-  };
+  const channelPath = channelPathOf(process.argv);
+  if (channelPath === undefined) {
+    serve(contexts, process.stdin, (line) => void process.stdout.write(line));
+    return;
+  }
+  // The local data path: the protocol travels over the control plane's socket.
+  connectChannel(channelPath).then(
+    (channel) => serve(contexts, channel, (line) => void channel.write(line)),
+    (error: Error) => {
+      diagnostic(`cannot connect to ${channelPath}: ${error.message}`);
+      process.exit(EXIT_NO_CHANNEL);
+    },
+  );
+}
+
+/** Speaks the protocol on `input` and `write` until the input ends. */
+function serve(
+  contexts: ToolContextFactory,
+  input: NodeJS.ReadableStream,
+  write: (line: string) => void,
+): void {
   const fault = (reason: string): never => {
     diagnostic(`protocol fault: ${reason}`);
     process.exit(EXIT_PROTOCOL_FAULT);
@@ -55,8 +76,10 @@ function main(): void {
     onMessage: (message) => runner.handle(message),
     onFault: (error) => fault(error.message),
   });
-  process.stdin.on('data', (chunk: Buffer) => reader.push(chunk));
-  process.stdin.on('end', () => process.exit(0));
+  input.on('data', (chunk: Buffer) => reader.push(chunk));
+  // The control plane went away (or closed this runner): nothing more can come.
+  input.on('end', () => process.exit(0));
+  input.on('close', () => process.exit(0));
 
   write(readyLine());
   runner.prepareSoon();

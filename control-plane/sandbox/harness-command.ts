@@ -50,8 +50,15 @@ export function harnessCommandInImage(memoryMb: number): string[] {
   return ['node', ...harnessNodeFlags(memoryMb), HARNESS_PATH_IN_IMAGE];
 }
 
-/** A tiny Node program that writes every stdin chunk straight back to stdout. */
-export const RAW_ECHO_PROGRAM = "process.stdin.on('data',(c)=>process.stdout.write(c))";
+/**
+ * A tiny Node program that writes every stdin chunk straight back to stdout,
+ * or, given `--channel=<path>` like the harness (the local data path), every
+ * chunk of that socket back to it: the raw baseline of either data path.
+ */
+export const RAW_ECHO_PROGRAM =
+  "const a=process.argv.find((x)=>x.startsWith('--channel='));" +
+  "if(a){const s=require('net').connect(a.slice(10));s.on('data',(c)=>s.write(c));s.on('close',()=>process.exit(0))}" +
+  "else process.stdin.on('data',(c)=>process.stdout.write(c))";
 
 /**
  * The raw baseline for benchmarks: the same image running a bare echo instead of
@@ -59,5 +66,6 @@ export const RAW_ECHO_PROGRAM = "process.stdin.on('data',(c)=>process.stdout.wri
  * apart from container and stdio overhead.
  */
 export function buildRawBaselineCommand(): string[] {
-  return ['node', '-e', RAW_ECHO_PROGRAM];
+  // `--` ends node's options: a `--channel=` appended after it reaches the program's argv.
+  return ['node', '-e', RAW_ECHO_PROGRAM, '--'];
 }

@@ -28,6 +28,8 @@ export type { PoolStats } from './pool/pool-contract.js';
 export type { RetireReason } from './pool/pooled-instance.js';
 export type { SandboxDriver, SandboxInstance, SandboxSpec, SandboxExit } from './driver.js';
 export { DockerSandbox } from './docker/docker-sandbox.js';
+export { MAX_SOCKET_ROOT_BYTES, prepareSocketRoot } from './docker/runner-socket.js';
+export { probeSocketDataPath } from './docker/socket-probe.js';
 export {
   MultiEngineSandbox,
   type EngineSource,

@@ -1,3 +1,4 @@
 export * from './messages.js';
 export * from './framing.js';
 export * from './error-codes.js';
+export * from './channel.js';

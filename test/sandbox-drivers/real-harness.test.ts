@@ -3,7 +3,9 @@
  * container or child says `ready` and answers an invocation over the stdio
  * protocol, started with the flags the drivers add.
  */
-import { dirname } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxDriver, SandboxInstance } from '../../control-plane/sandbox/driver.js';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
@@ -67,6 +69,15 @@ const invoke: InvokeMessage = {
 
 describe.each([
   ['docker', () => new DockerSandbox({ image, planeName: uniquePlaneName('real') })],
+  [
+    'docker over a Unix socket (RUNNER_SOCKET_DIR)',
+    () =>
+      new DockerSandbox({
+        image,
+        planeName: uniquePlaneName('real-socket'),
+        socketDir: mkdtempSync(join(tmpdir(), 'mcphost-rs-')),
+      }),
+  ],
   ['process', () => new ProcessSandbox({ harnessDir, warn: () => {} })],
 ])('the real harness under the %s driver', (_kind, makeDriver) => {
   it('says ready and answers an invocation', async () => {

@@ -2,13 +2,18 @@
  * One running runner container as a SandboxInstance: stdin writes go down the
  * hijacked attach socket, stdout/stderr come back demultiplexed, and `exited`
  * settles after the engine's wait, an inspect (exit code, OOM) and removal.
+ * With a RunnerSocket (the local data path), the protocol travels over the
+ * socket the harness connects to instead, and the attach stream carries
+ * stderr only; the socket's directory goes with the container.
  */
 import { constants } from 'node:os';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { SandboxExit, SandboxInstance } from '../driver.js';
 import type { ContainerClient } from './container-client.js';
 import { looksLikeHeapExhaustion } from '../faults.js';
 import { StderrTail } from '../stderr-tail.js';
+import type { RunnerSocket } from './runner-socket.js';
 import { StreamDemuxer } from './stream-demuxer.js';
 import { StdoutFanout } from '../stdout-fanout.js';
 
@@ -34,7 +39,11 @@ export class DockerInstance implements SandboxInstance {
   readonly #stderr: StderrTail;
   readonly #socketClosed: Promise<void>;
   readonly #stdout = new StdoutFanout();
-  // stdout that arrived before anyone listened (the harness may be quick to say `ready`).
+  /** The local data path, when the container has one. */
+  readonly #runnerSocket: RunnerSocket | undefined;
+  /** The harness's connection on it, once made. */
+  #channel: Socket | undefined;
+  readonly #channelClosed: Promise<void>;
   #killing: Promise<void> | undefined;
   #gone = false;
 
@@ -43,16 +52,33 @@ export class DockerInstance implements SandboxInstance {
     socket: Duplex,
     client: ContainerClient,
     settings: DockerInstanceSettings,
+    runnerSocket?: RunnerSocket,
   ) {
     this.id = id;
     this.#client = client;
     this.#socket = socket;
     this.#settings = settings;
+    this.#runnerSocket = runnerSocket;
     this.#stderr = new StderrTail(settings.stderrTailBytes);
     const demuxer = new StreamDemuxer((stream, payload) => {
-      if (stream === 'stderr') this.#stderr.push(payload);
+      // With a socket, stdout carries no protocol: whatever comes there is a diagnostic.
+      if (stream === 'stderr' || runnerSocket !== undefined) this.#stderr.push(payload);
       else this.#stdout.emit(payload, true);
     });
+    this.#channelClosed =
+      runnerSocket === undefined
+        ? Promise.resolve()
+        : runnerSocket.connection.then(
+            (channel) =>
+              new Promise<void>((resolve) => {
+                this.#channel = channel;
+                channel.on('data', (chunk: Buffer) => this.#stdout.emit(chunk, true));
+                // A broken channel shows up as the container's exit, like the attach stream.
+                channel.on('error', () => {});
+                channel.once('close', () => resolve());
+              }),
+            () => undefined,
+          );
     socket.on('data', (chunk: Buffer) => demuxer.push(chunk));
     this.#socketClosed = new Promise((resolve) => {
       socket.once('close', () => resolve());
@@ -64,12 +90,15 @@ export class DockerInstance implements SandboxInstance {
   }
 
   write(data: string): void {
+    // With a socket the harness's connection takes the input; it exists before
+    // `ready` can arrive, and nothing is written before that.
+    const input = this.#runnerSocket === undefined ? this.#socket : this.#channel;
     // Throwing (not dropping the line) lets the connection fail its invocation at
     // once instead of waiting out the tool's timeout for an answer that cannot come.
-    if (this.#gone || this.#socket.destroyed || !this.#socket.writable) {
+    if (this.#gone || input === undefined || input.destroyed || !input.writable) {
       throw new Error(`container ${this.id.slice(0, 12)} no longer takes input`);
     }
-    this.#socket.write(data);
+    input.write(data);
   }
 
   onStdout(listener: (chunk: Buffer) => void): void {
@@ -97,9 +126,13 @@ export class DockerInstance implements SandboxInstance {
 
   async #watchExit(): Promise<SandboxExit> {
     const waited = await this.#client.wait(this.id).catch(() => null);
-    await Promise.race([this.#socketClosed, delay(STREAM_DRAIN_MS)]);
+    await Promise.race([
+      Promise.all([this.#socketClosed, this.#channelClosed]),
+      delay(STREAM_DRAIN_MS),
+    ]);
     this.#gone = true;
     this.#socket.destroy();
+    await this.#runnerSocket?.close().catch(() => {});
     const end = await this.#client.inspectEnd(this.id).catch(() => undefined);
     await this.#client.remove(this.id).catch(() => {});
     const exitCode = end?.exitCode ?? waited;

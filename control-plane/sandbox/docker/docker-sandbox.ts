@@ -14,6 +14,7 @@ import type { SandboxDriver, SandboxInstance, SandboxSpec } from '../driver.js';
 import { missingRuntimeMessage } from '../runtime-availability.js';
 import { DockerodeContainerClient, type ContainerClient } from './container-client.js';
 import { DockerInstance } from './docker-instance.js';
+import { removeSocketGroups, RunnerSocket, SOCKET_GROUP_CHARS } from './runner-socket.js';
 import {
   hardenedContainerOptions,
   PLANE_INSTANCE_LABEL,
@@ -56,6 +57,14 @@ export interface DockerSandboxOptions {
   owner?: PlaneOwner;
   /** Told about containers of this plane name whose control plane may still run; default dropped. */
   warn?: (message: string) => void;
+  /**
+   * A directory on the engine's host for the local data path (runner-socket.ts):
+   * runc containers then speak the protocol over a Unix socket made there
+   * instead of the attach stream; runsc ones keep the attach stream (gVisor
+   * refuses host sockets unless its runtime is registered with --host-uds).
+   * Default none: the attach stream for all.
+   */
+  socketDir?: string;
 }
 
 const OptionsSchema = z.object({
@@ -86,7 +95,10 @@ export class DockerSandbox implements SandboxDriver {
   /** This driver's identity on the engine (the `mcphost.plane-instance` label). */
   readonly planeInstance = randomUUID();
   readonly #client: ContainerClient;
-  readonly #settings: Required<Omit<DockerSandboxOptions, 'docker' | 'client' | 'owner' | 'warn'>>;
+  readonly #settings: Required<
+    Omit<DockerSandboxOptions, 'docker' | 'client' | 'owner' | 'warn' | 'socketDir'>
+  >;
+  readonly #socketDir: string | undefined;
   readonly #owner: PlaneOwner;
   readonly #warn: (message: string) => void;
   readonly #live = new Set<DockerInstance>();
@@ -112,6 +124,7 @@ export class DockerSandbox implements SandboxDriver {
       killTimeoutMs: options.killTimeoutMs ?? 10_000,
       stderrTailBytes: options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES,
     };
+    this.#socketDir = options.socketDir;
     this.#owner = options.owner ?? currentProcessOwner();
     this.#warn = options.warn ?? (() => {});
   }
@@ -134,32 +147,44 @@ export class DockerSandbox implements SandboxDriver {
     if (!checked.success)
       throw new TypeError(`DockerSandbox.start: ${describeProblems(checked.error)}`);
     if (this.#closed) throw shuttingDown('the Docker sandbox driver');
-    const options = hardenedContainerOptions(spec, {
-      ...this.#settings,
-      planeInstance: this.planeInstance,
-      ownerLabels: ownerLabels(this.#owner),
-    });
+    const runnerSocket =
+      this.#socketDir !== undefined && spec.runtime !== 'runsc'
+        ? await RunnerSocket.open(this.#socketDir, socketGroupOf(this.planeInstance))
+        : undefined;
+    const options = hardenedContainerOptions(
+      spec,
+      {
+        ...this.#settings,
+        planeInstance: this.planeInstance,
+        ownerLabels: ownerLabels(this.#owner),
+      },
+      runnerSocket?.channel(),
+    );
     this.#creating += 1;
     let id: string;
     try {
       id = await this.#create(options, spec);
+    } catch (error) {
+      await runnerSocket?.close();
+      throw error;
     } finally {
       this.#creating -= 1;
     }
     // close() ran while the engine created it: it must not outlive the driver.
     if (this.#closed) {
       await this.#client.remove(id).catch(() => {});
+      await runnerSocket?.close();
       throw shuttingDown('the Docker sandbox driver');
     }
     this.#startingIds.add(id);
     try {
-      return await this.#attachAndStart(id);
+      return await this.#attachAndStart(id, runnerSocket);
     } finally {
       this.#startingIds.delete(id);
     }
   }
 
-  async #attachAndStart(id: string): Promise<SandboxInstance> {
+  async #attachAndStart(id: string, runnerSocket?: RunnerSocket): Promise<SandboxInstance> {
     let instance: DockerInstance;
     try {
       // Attach before start: output written in the first milliseconds is not lost.
@@ -170,9 +195,10 @@ export class DockerSandbox implements SandboxDriver {
         socket.destroy();
         throw error;
       }
-      instance = new DockerInstance(id, socket, this.#client, this.#settings);
+      instance = new DockerInstance(id, socket, this.#client, this.#settings, runnerSocket);
     } catch (error) {
       await this.#client.remove(id).catch(() => {});
+      await runnerSocket?.close();
       throw error;
     }
     this.#live.add(instance);
@@ -235,6 +261,7 @@ export class DockerSandbox implements SandboxDriver {
       if (liveness === 'gone') {
         await Promise.all(containers.map((container) => this.#client.remove(container.id)));
         reaped += containers.length;
+        await this.#removeSocketGroupOf(labels[PLANE_INSTANCE_LABEL]);
       } else {
         this.#warn(this.#sharedNameWarning(liveness, labels, containers));
       }
@@ -263,6 +290,13 @@ export class DockerSandbox implements SandboxDriver {
       : `${containers.length} runner container(s) with ${name} belong to a control plane this ` +
           `one cannot check (${owner}); they are left alone. If it no longer runs, remove them ` +
           `with: docker rm -f ${ids}; if it runs, ${advice}`;
+  }
+
+  /** Removes the socket directories a gone control plane left (empty once its runners connected). */
+  async #removeSocketGroupOf(planeInstance: string | undefined): Promise<void> {
+    if (this.#socketDir === undefined || planeInstance === undefined) return;
+    const gone = socketGroupOf(planeInstance);
+    await removeSocketGroups(this.#socketDir, (group) => group !== gone).catch(() => 0);
   }
 
   async reapStopped(): Promise<number> {
@@ -306,5 +340,14 @@ export class DockerSandbox implements SandboxDriver {
     ]);
     clearTimeout(timer);
     await Promise.all([...this.#live].map((instance) => instance.kill()));
+    await this.#removeSocketGroupOf(this.planeInstance);
   }
+}
+
+/** The socket directory group of a driver instance: its id's first hex digits. */
+function socketGroupOf(planeInstance: string): string {
+  return planeInstance
+    .replaceAll('-', '')
+    .slice(0, SOCKET_GROUP_CHARS)
+    .padEnd(SOCKET_GROUP_CHARS, '0');
 }

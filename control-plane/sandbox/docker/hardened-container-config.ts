@@ -31,6 +31,14 @@ export interface HardeningSettings {
   nofile: number;
 }
 
+/** The local data path of one container (runner-socket.ts): its mount and the harness's argument. */
+export interface RunnerChannel {
+  /** The socket's directory, bind-mounted read-only (`Mounts`, never `Binds`: a missing source fails the create instead of being made by the engine). */
+  mount: Dockerode.MountSettings;
+  /** `--channel=<path in the container>`, appended to the command. */
+  argument: string;
+}
+
 /**
  * Room for gVisor's own threads under runsc. Its sandbox kernel (the Sentry,
  * a Go program) and file proxy run inside the container's cgroup, so their
@@ -53,9 +61,12 @@ export const GVISOR_SANDBOX_TASKS = 256;
 export function hardenedContainerOptions(
   spec: SandboxSpec,
   settings: HardeningSettings,
+  channel?: RunnerChannel,
 ): Dockerode.ContainerCreateOptions {
   // Without an explicit command the harness runs with V8 flags sized to the limit.
-  const entrypoint = spec.command ?? harnessCommandInImage(spec.memoryMb);
+  const command = spec.command ?? harnessCommandInImage(spec.memoryMb);
+  // With a socket, the protocol leaves stdin and stdout: the harness is told where to connect.
+  const entrypoint = channel === undefined ? command : [...command, channel.argument];
   return {
     Image: settings.image,
     Entrypoint: entrypoint,
@@ -70,10 +81,10 @@ export function hardenedContainerOptions(
       [PLANE_LABEL]: settings.planeName,
       [PLANE_INSTANCE_LABEL]: settings.planeInstance,
     },
-    AttachStdin: true,
+    AttachStdin: channel === undefined,
     AttachStdout: true,
     AttachStderr: true,
-    OpenStdin: true,
+    OpenStdin: channel === undefined,
     StdinOnce: false,
     Tty: false,
     NetworkDisabled: true,
@@ -98,6 +109,7 @@ export function hardenedContainerOptions(
       IpcMode: 'private',
       // Diagnostics travel over the attach stream; nothing is written to the engine's disk.
       LogConfig: { Type: 'none', Config: {} },
+      ...(channel === undefined ? {} : { Mounts: [channel.mount] }),
       // gVisor (`runsc`) puts its own kernel between the tool and the host's; unset = engine default.
       ...(spec.runtime === undefined ? {} : { Runtime: spec.runtime }),
     },

@@ -1,0 +1,188 @@
+/**
+ * The local data path (RUNNER_SOCKET_DIR) with real containers: what a
+ * container can do in the socket's directory (connect once, nothing else),
+ * that the protocol leaves the attach stream, that the directory goes with
+ * the container, that runsc containers keep the attach stream, and that a
+ * control plane started with it serves MCP calls.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
+import { probeSocketDataPath } from '../../control-plane/sandbox/docker/socket-probe.js';
+import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
+import { loadConfig } from '../../control-plane/config.js';
+import { createSandboxDriver } from '../../control-plane/app/sandbox-driver.js';
+import { createLogger } from '../../control-plane/logger.js';
+import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
+import { RawMcpSession } from '../../bench/raw-mcp-session.js';
+import { collectLines, smallSpec, stdoutUntilExit, uniquePlaneName } from './helpers.js';
+
+let image: string;
+let socketDir: string;
+const drivers: DockerSandbox[] = [];
+
+beforeAll(async () => {
+  image = process.env.MCPHOST_TEST_RUNNER_IMAGE ?? (await ensureRunnerImage({ base: 'local' }));
+  socketDir = path.join(await mkdtemp(path.join(tmpdir(), 'mcphost-dp-')), 'run');
+});
+
+afterAll(async () => {
+  await Promise.all(drivers.map((driver) => driver.close()));
+  await rm(path.dirname(socketDir), { recursive: true, force: true });
+});
+
+function socketDriver(): DockerSandbox {
+  const driver = new DockerSandbox({
+    image,
+    planeName: uniquePlaneName('socket'),
+    socketDir,
+    killTimeoutMs: 5_000,
+  });
+  drivers.push(driver);
+  return driver;
+}
+
+/**
+ * Connects to the channel (as the harness would), then tries everything a
+ * tool that reached the directory might, and reports each outcome over the
+ * channel as one JSON line.
+ */
+const PROBING_PROGRAM = `
+const fs = require('fs'), net = require('net');
+const arg = process.argv.find((a) => a.startsWith('--channel='));
+const channel = net.connect(arg.slice(10));
+// Tool code runs only after the host has read 'ready', so after it took this connection.
+channel.on('connect', () => setTimeout(attempts, 300));
+function attempts() {
+  const outcome = {};
+  const attempt = (name, fn) => { try { fn(); outcome[name] = 'ok'; } catch (e) { outcome[name] = e.code; } };
+  attempt('create', () => fs.writeFileSync('/run/mcphost/x', 'x'));
+  attempt('mkdir', () => fs.mkdirSync('/run/mcphost/d'));
+  attempt('symlink', () => fs.symlinkSync('/etc/passwd', '/run/mcphost/l'));
+  attempt('unlink', () => fs.unlinkSync('/run/mcphost/s'));
+  attempt('list', () => fs.readdirSync('/run/mcphost'));
+  const second = net.connect('/run/mcphost/s');
+  second.on('connect', () => { outcome.secondConnect = 'ok'; done(); });
+  second.on('error', (e) => { outcome.secondConnect = e.code; done(); });
+  function done() { channel.end(JSON.stringify(outcome) + '\\n'); }
+}
+`;
+
+describe('the local data path', () => {
+  it('lets the container connect once and do nothing else in the directory', async () => {
+    const driver = socketDriver();
+    const instance = await driver.start(
+      smallSpec({ command: ['node', '-e', PROBING_PROGRAM, '--'] }),
+    );
+    const output = await stdoutUntilExit(instance);
+    expect(JSON.parse(output.trim())).toEqual({
+      create: 'EROFS',
+      mkdir: 'EROFS',
+      symlink: 'EROFS',
+      unlink: 'EROFS',
+      list: 'EACCES',
+      secondConnect: 'ENOENT',
+    });
+  });
+
+  it('carries the protocol over the socket, not the attach stream, and removes the directory at exit', async () => {
+    const driver = socketDriver();
+    const instance = await driver.start(smallSpec());
+    const info = await driver.client.inspect(instance.id);
+    const mounts = info?.Mounts ?? [];
+    expect(mounts).toHaveLength(1);
+    expect(mounts[0]).toMatchObject({ Destination: '/run/mcphost', RW: false });
+    expect(info?.Config.OpenStdin).toBe(false);
+    expect(info?.Config.Entrypoint).toContain('--channel=/run/mcphost/s');
+    const lines = collectLines(instance);
+    expect(JSON.parse(await lines.next())).toMatchObject({ type: 'ready' });
+    const hostDir = mounts[0]!.Source;
+    expect(await readdir(hostDir)).toEqual([]); // the name went with the listener
+    await instance.kill();
+    await instance.exited;
+    await expect(readdir(hostDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('keeps the attach stream for runsc containers', async () => {
+    const driver = socketDriver();
+    if (!(await driver.runtimes()).includes('runsc')) {
+      // .ci/run registers runsc; without it there is nothing to check here.
+      return;
+    }
+    const instance = await driver.start(smallSpec({ runtime: 'runsc' }));
+    const info = await driver.client.inspect(instance.id);
+    expect(info?.Mounts ?? []).toEqual([]);
+    expect(info?.Config.OpenStdin).toBe(true);
+    const lines = collectLines(instance);
+    expect(JSON.parse(await lines.next())).toMatchObject({ type: 'ready' });
+    await instance.kill();
+  });
+
+  it('passes the start-up probe, and a killed container fails only its own instance', async () => {
+    const driver = socketDriver();
+    await probeSocketDataPath(driver);
+    const a = await driver.start(smallSpec());
+    const b = await driver.start(smallSpec());
+    const linesB = collectLines(b);
+    expect(JSON.parse(await linesB.next())).toMatchObject({ type: 'ready' });
+    await driver.client.kill(a.id);
+    expect((await a.exited).exitCode).not.toBe(0);
+    b.write('{"type":"cancel","invocation":"none"}\n');
+    // b is alive and answers for itself: a cancel of an unknown invocation is its protocol fault (exit 70).
+    expect((await b.exited).exitCode).toBe(70);
+  });
+});
+
+describe('a control plane with RUNNER_SOCKET_DIR', () => {
+  let plane: TestControlPlane;
+
+  beforeAll(async () => {
+    plane = await startTestControlPlane({
+      RUNNER_SOCKET_DIR: socketDir,
+      RATE_LIMIT_PER_MINUTE: '0',
+    });
+  });
+
+  afterAll(async () => {
+    await plane?.close();
+  });
+
+  it('serves MCP tool calls through runners on the socket', async () => {
+    await plane.admin('POST', '/api/servers', { subdomain: 'sock' });
+    const saved = await plane.admin('PUT', '/api/servers/sock/tools/add', {
+      description: 'adds',
+      code: 'console.log("adding"); return params.a + 1;',
+      parameters: [{ name: 'a', type: 'number', required: true }],
+    });
+    expect(saved.status).toBeLessThan(300);
+    const session = new RawMcpSession(
+      `http://127.0.0.1:${plane.port}/mcp`,
+      `sock.localhost:${plane.port}`,
+    );
+    await session.open();
+    for (let i = 0; i < 20; i++) {
+      const text = await session.request('tools/call', { name: 'add', arguments: { a: i } });
+      expect(text).toContain(`${i + 1}`);
+    }
+    const pools = (await plane.admin('GET', '/api/pools')).body.pools as { server?: string }[];
+    expect(pools.some((pool) => pool.server === 'sock')).toBe(true);
+  });
+
+  it('is refused with DOCKER_ENGINES, whose engines may be anywhere', async () => {
+    const config = loadConfig(
+      {
+        ADMIN_TOKEN: 'x'.repeat(32),
+        MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+        DOCKER_ENGINES: 'unix:///var/run/docker.sock',
+        RUNNER_SOCKET_DIR: socketDir,
+      },
+      '/nonexistent/.env',
+    );
+    await expect(createSandboxDriver(config, createLogger('silent'))).rejects.toMatchObject({
+      code: 'ERR_CONFIG',
+      message: expect.stringMatching(/RUNNER_SOCKET_DIR works with the one engine/),
+    });
+  });
+});
