@@ -45,7 +45,11 @@ function main(): void {
   }
   // The local data path: the protocol travels over the control plane's socket.
   connectChannel(channelPath).then(
-    (channel) => serve(contexts, channel, (line) => void channel.write(line)),
+    (channel) => {
+      // The control plane closed it mid-write (EPIPE): the end, as when it closes it cleanly.
+      channel.on('error', () => process.exit(0));
+      serve(contexts, channel, (line) => void channel.write(line));
+    },
     (error: Error) => {
       diagnostic(`cannot connect to ${channelPath}: ${error.message}`);
       process.exit(EXIT_NO_CHANNEL);

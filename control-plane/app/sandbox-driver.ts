@@ -43,6 +43,12 @@ async function ensureHarnessBundle(log: Logger): Promise<string> {
 }
 
 export async function createSandboxDriver(config: Config, log: Logger): Promise<SandboxDriver> {
+  if (config.sandboxDriver === 'process' && config.runnerSocketDir !== undefined) {
+    throw new McphostError(
+      'ERR_CONFIG',
+      'RUNNER_SOCKET_DIR is for runner containers; SANDBOX_DRIVER=process runs none: unset one of them',
+    );
+  }
   if (config.sandboxDriver === 'process') {
     const harnessDir = await ensureHarnessBundle(log);
     return new ProcessSandbox({ harnessDir, warn: (message: string) => log.warn(message) });
@@ -75,10 +81,12 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
   });
   await driver.ping();
   if (socketDir !== undefined) {
-    await probeSocketDataPath(driver).catch(async (error: unknown) => {
-      await driver.close();
-      socketDirFailed(socketDir)(error);
-    });
+    await probeSocketDataPath(driver, config.runnerStartupTimeoutMs).catch(
+      async (error: unknown) => {
+        await driver.close();
+        socketDirFailed(socketDir)(error);
+      },
+    );
     log.info({ socketDir }, 'runner containers speak over Unix sockets in RUNNER_SOCKET_DIR');
   }
   return driver;
@@ -90,8 +98,9 @@ function socketDirFailed(socketDir: string): (error: unknown) => never {
     throw new McphostError(
       'ERR_CONFIG',
       `RUNNER_SOCKET_DIR=${socketDir} does not work with this Docker engine (${(error as Error).message}); ` +
-        "it must be a directory on the engine's own host, reachable at the same path by this control plane. " +
-        'Unset it to use the attach stream',
+        "it must be a directory on the engine's own host, reachable at the same path by this control plane, " +
+        "and the engine's default runtime must let containers connect to host sockets (runc does; gVisor's runsc " +
+        'refuses, and so may an SELinux or AppArmor policy). Unset it to use the attach stream',
       { cause: error },
     );
   };

@@ -5,7 +5,7 @@
  * socket-data-path.test.ts.
  */
 import { connect } from 'node:net';
-import { mkdtemp, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readdir, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -90,6 +90,21 @@ describe('RunnerSocket', () => {
     await mkdir(path.join(root, 'bbbbbbbbbbbb'));
     expect(await removeSocketGroups(root, (group) => group === 'bbbbbbbbbbbb')).toBe(1);
     expect(await readdir(root)).toEqual(['bbbbbbbbbbbb']);
+  });
+
+  it('takes an existing root only when it is a directory of its own that no one else may enter', async () => {
+    const parent = path.dirname(root);
+    const open = path.join(parent, 'open');
+    await mkdir(open, { mode: 0o755 });
+    await chmod(open, 0o755);
+    await expect(prepareSocketRoot(open)).rejects.toThrow(/may be entered by other users/);
+    // Nothing existing is changed.
+    expect((await stat(open)).mode & 0o777).toBe(0o755);
+    const link = path.join(parent, 'link');
+    await symlink(root, link);
+    await expect(prepareSocketRoot(link)).rejects.toThrow(/not a directory/);
+    await chmod(open, 0o700);
+    await expect(prepareSocketRoot(open)).resolves.toBeUndefined();
   });
 
   it('refuses a relative or too long root, and a malformed group', async () => {

@@ -5,7 +5,7 @@
  * the container, that runsc containers keep the attach stream, and that a
  * control plane started with it serves MCP calls.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,9 +120,26 @@ describe('the local data path', () => {
     await instance.kill();
   });
 
+  it('fails a start it cannot make a socket for without naming the host path to the caller', async () => {
+    const notADirectory = path.join(path.dirname(socketDir), 'file');
+    await writeFile(notADirectory, '');
+    const warnings: string[] = [];
+    const driver = new DockerSandbox({
+      image,
+      planeName: uniquePlaneName('socket-broken'),
+      socketDir: notADirectory,
+      warn: (message) => warnings.push(message),
+    });
+    drivers.push(driver);
+    const failure = await driver.start(smallSpec()).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'ERR_SANDBOX_UNAVAILABLE' });
+    expect((failure as Error).message).not.toContain(notADirectory);
+    expect(warnings.join('\n')).toContain(notADirectory);
+  });
+
   it('passes the start-up probe, and a killed container fails only its own instance', async () => {
     const driver = socketDriver();
-    await probeSocketDataPath(driver);
+    await probeSocketDataPath(driver, 20_000);
     const a = await driver.start(smallSpec());
     const b = await driver.start(smallSpec());
     const linesB = collectLines(b);

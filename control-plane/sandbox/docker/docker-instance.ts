@@ -93,6 +93,9 @@ export class DockerInstance implements SandboxInstance {
     // With a socket the harness's connection takes the input; it exists before
     // `ready` can arrive, and nothing is written before that.
     const input = this.#runnerSocket === undefined ? this.#socket : this.#channel;
+    if (input === undefined && !this.#gone) {
+      throw new Error(`container ${this.id.slice(0, 12)} has not connected to its socket yet`);
+    }
     // Throwing (not dropping the line) lets the connection fail its invocation at
     // once instead of waiting out the tool's timeout for an answer that cannot come.
     if (this.#gone || input === undefined || input.destroyed || !input.writable) {
@@ -126,6 +129,8 @@ export class DockerInstance implements SandboxInstance {
 
   async #watchExit(): Promise<SandboxExit> {
     const waited = await this.#client.wait(this.id).catch(() => null);
+    // A harness that never connected never will: nothing to drain from the socket.
+    if (this.#channel === undefined) await this.#runnerSocket?.close().catch(() => {});
     await Promise.race([
       Promise.all([this.#socketClosed, this.#channelClosed]),
       delay(STREAM_DRAIN_MS),

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import Dockerode from 'dockerode';
 import { z } from 'zod';
-import { McphostError } from '../../errors.js';
-import { shuttingDown } from '../sandbox-errors.js';
+import { isMcphostError, McphostError } from '../../errors.js';
+import { sandboxUnavailable, shuttingDown } from '../sandbox-errors.js';
 import type { SandboxDriver, SandboxInstance, SandboxSpec } from '../driver.js';
 import { missingRuntimeMessage } from '../runtime-availability.js';
 import { DockerodeContainerClient, type ContainerClient } from './container-client.js';
@@ -149,7 +149,7 @@ export class DockerSandbox implements SandboxDriver {
     if (this.#closed) throw shuttingDown('the Docker sandbox driver');
     const runnerSocket =
       this.#socketDir !== undefined && spec.runtime !== 'runsc'
-        ? await RunnerSocket.open(this.#socketDir, socketGroupOf(this.planeInstance))
+        ? await this.#openRunnerSocket(this.#socketDir)
         : undefined;
     const options = hardenedContainerOptions(
       spec,
@@ -165,15 +165,15 @@ export class DockerSandbox implements SandboxDriver {
     try {
       id = await this.#create(options, spec);
     } catch (error) {
-      await runnerSocket?.close();
-      throw error;
+      await runnerSocket?.close().catch(() => {});
+      throw this.#withoutSocketDir(error);
     } finally {
       this.#creating -= 1;
     }
     // close() ran while the engine created it: it must not outlive the driver.
     if (this.#closed) {
       await this.#client.remove(id).catch(() => {});
-      await runnerSocket?.close();
+      await runnerSocket?.close().catch(() => {});
       throw shuttingDown('the Docker sandbox driver');
     }
     this.#startingIds.add(id);
@@ -198,8 +198,8 @@ export class DockerSandbox implements SandboxDriver {
       instance = new DockerInstance(id, socket, this.#client, this.#settings, runnerSocket);
     } catch (error) {
       await this.#client.remove(id).catch(() => {});
-      await runnerSocket?.close();
-      throw error;
+      await runnerSocket?.close().catch(() => {});
+      throw this.#withoutSocketDir(error);
     }
     this.#live.add(instance);
     void instance.exited.then(() => this.#live.delete(instance));
@@ -290,6 +290,39 @@ export class DockerSandbox implements SandboxDriver {
       : `${containers.length} runner container(s) with ${name} belong to a control plane this ` +
           `one cannot check (${owner}); they are left alone. If it no longer runs, remove them ` +
           `with: docker rm -f ${ids}; if it runs, ${advice}`;
+  }
+
+  /**
+   * A runner's socket, or ERR_SANDBOX_UNAVAILABLE without the host's path:
+   * the error reaches the tenant whose call needed the container, the
+   * reason (with the path) goes to the operator's log.
+   */
+  async #openRunnerSocket(socketDir: string): Promise<RunnerSocket> {
+    try {
+      return await RunnerSocket.open(socketDir, socketGroupOf(this.planeInstance));
+    } catch (error) {
+      this.#warn(`cannot make a runner socket in ${socketDir}: ${(error as Error).message}`);
+      throw sandboxUnavailable(
+        'the runner socket could not be made (see the control plane log)',
+        error,
+      );
+    }
+  }
+
+  /** The engine's error with the socket directory's host path taken out (it names the operator's host). */
+  #withoutSocketDir(error: unknown): unknown {
+    const socketDir = this.#socketDir;
+    if (
+      socketDir === undefined ||
+      !(error instanceof Error) ||
+      !error.message.includes(socketDir)
+    ) {
+      return error;
+    }
+    const message = error.message.replaceAll(socketDir, 'RUNNER_SOCKET_DIR');
+    return isMcphostError(error)
+      ? new McphostError(error.code, message, { cause: error })
+      : new Error(message, { cause: error });
   }
 
   /** Removes the socket directories a gone control plane left (empty once its runners connected). */

@@ -22,7 +22,7 @@
  * stream (see DockerSandboxOptions.socketDir).
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { CHANNEL_FLAG } from '../../../src/protocol/index.js';
@@ -105,7 +105,10 @@ export class RunnerSocket {
       await rm(hostDir, { recursive: true, force: true });
       throw error;
     }
-    return new RunnerSocket(hostDir, server);
+    const runnerSocket = new RunnerSocket(hostDir, server);
+    // An accept that fails (out of descriptors) fails this runner's start, never the process.
+    server.on('error', () => void runnerSocket.close().catch(() => {}));
+    return runnerSocket;
   }
 
   /** What the container is created with: the directory bind-mounted read-only, and where to connect. */
@@ -127,7 +130,13 @@ export class RunnerSocket {
   }
 }
 
-/** Prepares the root directory (0700); throws with the reason when it cannot be used. */
+/**
+ * Prepares the root directory: made 0700 when missing; an existing one must
+ * already be a directory (not a symlink) of this process's user that no one
+ * else may enter, since every runner's directory is made inside it. Nothing
+ * existing is changed: a root pointed at /tmp by mistake is refused, not
+ * closed to every other user of the host. Throws with the reason.
+ */
 export async function prepareSocketRoot(root: string): Promise<void> {
   if (!path.isAbsolute(root)) throw new TypeError(`${root} is not an absolute path`);
   if (Buffer.byteLength(root) > MAX_SOCKET_ROOT_BYTES) {
@@ -135,8 +144,25 @@ export async function prepareSocketRoot(root: string): Promise<void> {
       `${root} is longer than ${MAX_SOCKET_ROOT_BYTES} bytes: Unix socket paths under it would not fit`,
     );
   }
-  await mkdir(root, { recursive: true, mode: 0o700 });
-  await chmod(root, 0o700);
+  const made = await mkdir(root, { recursive: true, mode: 0o700 });
+  if (made === root) {
+    // Fresh: the umask may have taken bits mkdir's mode asked for, never added any.
+    await chmod(root, 0o700);
+    return;
+  }
+  const found = await lstat(root);
+  const uid = process.getuid?.();
+  if (!found.isDirectory())
+    throw new TypeError(`${root} is not a directory (a symlink is refused)`);
+  if (uid !== undefined && found.uid !== uid) {
+    throw new TypeError(`${root} belongs to uid ${found.uid}, not to this process's uid ${uid}`);
+  }
+  if ((found.mode & 0o077) !== 0) {
+    throw new TypeError(
+      `${root} may be entered by other users (mode ${(found.mode & 0o777).toString(8)}): ` +
+        'give it mode 700, or name a directory that does not exist yet',
+    );
+  }
 }
 
 /** Removes the groups under `root` that `keep` does not name (a gone control plane's directories). */

@@ -11,14 +11,13 @@ import { randomBytes } from 'node:crypto';
 import type { SandboxDriver } from '../driver.js';
 import { buildRawBaselineCommand } from '../harness-command.js';
 
-/** How long the probe container may take to start and answer, in ms. */
-const PROBE_TIMEOUT_MS = 20_000;
-
-/** Resolves when a container answered through the socket; rejects with why not. */
-export async function probeSocketDataPath(
-  driver: SandboxDriver,
-  timeoutMs = PROBE_TIMEOUT_MS,
-): Promise<void> {
+/**
+ * Resolves when a container answered through the socket within `timeoutMs`
+ * (a runner's start timeout); rejects with why not. The container runs on the
+ * engine's default runtime, as runners that name none do: under gVisor the
+ * connect is refused, and the probe says so.
+ */
+export async function probeSocketDataPath(driver: SandboxDriver, timeoutMs: number): Promise<void> {
   const instance = await driver.start({
     labels: { 'mcphost.pool': 'socket-probe' },
     memoryMb: 64,
