@@ -356,7 +356,7 @@ export async function measureCpuPerCall(
   const plane = await startTestControlPlane(
     benchPlaneEnv(image, {
       POOL_MAX_INVOCATIONS_PER_CONTAINER: RECYCLING_OFF,
-      ...(socketDir === undefined ? {} : { RUNNER_SOCKET_DIR: socketDir }),
+      RUNNER_SOCKET_DIR: socketDir ?? 'off',
     }),
   );
   let client: LoadClient | undefined;
@@ -445,7 +445,7 @@ export async function measureSocketPath(
   const attachEcho = percentile(await rawStdioRoundTrips(image, WARM_SAMPLES), 50);
   const socketEcho = percentile(await rawStdioRoundTrips(image, WARM_SAMPLES, socketDir), 50);
   const planes = [
-    await startTestControlPlane(benchPlaneEnv(image)),
+    await startTestControlPlane(benchPlaneEnv(image, { RUNNER_SOCKET_DIR: 'off' })),
     await startTestControlPlane(benchPlaneEnv(image, { RUNNER_SOCKET_DIR: socketDir })),
   ];
   try {

@@ -210,15 +210,18 @@ export const CONFIG_TABLE = {
   ),
   runnerSocketDir: entry(
     'RUNNER_SOCKET_DIR',
-    "a directory on the Docker engine's host where the control plane makes one Unix socket per runner container, bind-mounted read-only into it, to carry the protocol instead of the engine's attach stream (about half the round trip, no dockerd CPU per call). Only for a control plane on the engine's own host with one engine of DOCKER_HOST, and runc containers (runsc ones keep the attach stream); checked by a probe container at start. Unset = the attach stream",
-    z
-      .string()
-      .refine((value) => value.startsWith('/'), 'must be an absolute path')
-      .refine(
-        (value) => Buffer.byteLength(value) <= MAX_SOCKET_ROOT_BYTES,
-        `must be at most ${MAX_SOCKET_ROOT_BYTES} bytes long: Unix socket paths under it must fit in 107 bytes`,
-      )
-      .optional(),
+    "where runner containers' protocol travels: 'auto' (a Unix socket per runc container in DATA_DIR/run, bind-mounted read-only into it, when this control plane runs on the engine's own host with the one engine of DOCKER_HOST and a probe container at start shows it works; else the engine's attach stream), 'off' (always the attach stream), or a directory on the engine's host for the sockets (the start fails when the probe does). The socket path halves the round trip and takes dockerd off every call; runsc containers keep the attach stream",
+    z.union([
+      z.enum(['auto', 'off']),
+      z
+        .string()
+        .refine((value) => value.startsWith('/'), "must be 'auto', 'off' or an absolute path")
+        .refine(
+          (value) => Buffer.byteLength(value) <= MAX_SOCKET_ROOT_BYTES,
+          `must be at most ${MAX_SOCKET_ROOT_BYTES} bytes long: Unix socket paths under it must fit in 107 bytes`,
+        ),
+    ]),
+    'auto',
   ),
   runnerStartupTimeoutMs: entry(
     'RUNNER_STARTUP_TIMEOUT_MS',

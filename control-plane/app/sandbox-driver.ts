@@ -25,7 +25,8 @@ import {
   rootFilesystemMatches,
   type PlaneOwner,
 } from '../sandbox/index.js';
-import { ProcessSandbox, prepareSocketRoot, probeSocketDataPath } from '../sandbox/index.js';
+import { ProcessSandbox } from '../sandbox/index.js';
+import { checkSocketDir, chooseSocketDir } from './socket-data-path.js';
 import { McphostError } from '../errors.js';
 
 /** Builds the harness bundle when it is missing or older than its sources (a checkout, not a built image). */
@@ -43,21 +44,22 @@ async function ensureHarnessBundle(log: Logger): Promise<string> {
 }
 
 export async function createSandboxDriver(config: Config, log: Logger): Promise<SandboxDriver> {
-  if (config.sandboxDriver === 'process' && config.runnerSocketDir !== undefined) {
-    throw new McphostError(
-      'ERR_CONFIG',
-      'RUNNER_SOCKET_DIR is for runner containers; SANDBOX_DRIVER=process runs none: unset one of them',
-    );
-  }
+  const namedSocketDir = config.runnerSocketDir !== 'auto' && config.runnerSocketDir !== 'off';
   if (config.sandboxDriver === 'process') {
+    if (namedSocketDir) {
+      throw new McphostError(
+        'ERR_CONFIG',
+        'RUNNER_SOCKET_DIR names a directory for runner containers; SANDBOX_DRIVER=process runs none: unset one of them',
+      );
+    }
     const harnessDir = await ensureHarnessBundle(log);
     return new ProcessSandbox({ harnessDir, warn: (message: string) => log.warn(message) });
   }
   if (config.dockerEngines !== undefined && config.dockerEngines.length > 0) {
-    if (config.runnerSocketDir !== undefined) {
+    if (namedSocketDir) {
       throw new McphostError(
         'ERR_CONFIG',
-        'RUNNER_SOCKET_DIR works with the one engine of DOCKER_HOST, not with DOCKER_ENGINES: unset one of them',
+        'RUNNER_SOCKET_DIR names a directory, which works with the one engine of DOCKER_HOST, not with DOCKER_ENGINES: unset one of them',
       );
     }
     return openEngines(config, config.dockerEngines, log);
@@ -69,41 +71,23 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
     (await runnerImageOn(docker, config, log, () => ensureHarnessBundle(log)));
   const { owner, composeProject } = await findPlaneOwner(client);
   const planeName = resolvePlaneName(config, composeProject, owner, log);
-  const socketDir = config.runnerSocketDir;
-  if (socketDir !== undefined) await prepareSocketRoot(socketDir).catch(socketDirFailed(socketDir));
-  const driver = new DockerSandbox({
-    client,
-    image,
-    planeName,
-    owner,
-    warn: (message) => log.warn({ planeName }, message),
-    socketDir,
-  });
+  const driverWith = (socketDir: string | undefined) =>
+    new DockerSandbox({
+      client,
+      image,
+      planeName,
+      owner,
+      warn: (message) => log.warn({ planeName }, message),
+      socketDir,
+    });
+  const choice = chooseSocketDir(config, owner, log);
+  let driver = driverWith(choice?.dir);
   await driver.ping();
-  if (socketDir !== undefined) {
-    await probeSocketDataPath(driver, config.runnerStartupTimeoutMs).catch(
-      async (error: unknown) => {
-        await driver.close();
-        socketDirFailed(socketDir)(error);
-      },
-    );
-    log.info({ socketDir }, 'runner containers speak over Unix sockets in RUNNER_SOCKET_DIR');
+  if (choice !== undefined && !(await checkSocketDir(choice, driver, config, log))) {
+    await driver.close();
+    driver = driverWith(undefined);
   }
   return driver;
-}
-
-/** RUNNER_SOCKET_DIR did not work here: the start fails, saying why and what to do. */
-function socketDirFailed(socketDir: string): (error: unknown) => never {
-  return (error) => {
-    throw new McphostError(
-      'ERR_CONFIG',
-      `RUNNER_SOCKET_DIR=${socketDir} does not work with this Docker engine (${(error as Error).message}); ` +
-        "it must be a directory on the engine's own host, reachable at the same path by this control plane, " +
-        "and the engine's default runtime must let containers connect to host sockets (runc does; gVisor's runsc " +
-        'refuses, and so may an SELinux or AppArmor policy). Unset it to use the attach stream',
-      { cause: error },
-    );
-  };
 }
 
 /** The runner image on `docker`, built there when missing (from the harness bundle `harnessDir` gives). */

@@ -59,7 +59,10 @@ describe('DockerSandbox hardening', () => {
     expect(host.PidsLimit).toBe(32);
     expect(host.Memory).toBe(96 * 1024 * 1024);
     expect(host.MemorySwap).toBe(96 * 1024 * 1024);
-    expect(host.NanoCpus).toBe(250_000_000);
+    // 0.25 CPU as a quota of 250 ms per (the kernel's longest) 1 s period: the harness boots unthrottled.
+    expect(host.CpuPeriod).toBe(1_000_000);
+    expect(host.CpuQuota).toBe(250_000);
+    expect(host.NanoCpus ?? 0).toBe(0);
     expect(host.Ulimits).toEqual([{ Name: 'nofile', Soft: 256, Hard: 256 }]);
     expect(host.AutoRemove).toBe(false); // removed by the driver after inspecting the exit
     expect(host.LogConfig?.Type).toBe('none');

@@ -5,7 +5,8 @@
  * the container, that runsc containers keep the attach stream, and that a
  * control plane started with it serves MCP calls.
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import Dockerode from 'dockerode';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,8 @@ import { probeSocketDataPath } from '../../control-plane/sandbox/docker/socket-p
 import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
 import { loadConfig } from '../../control-plane/config.js';
 import { createSandboxDriver } from '../../control-plane/app/sandbox-driver.js';
+import { chooseSocketDir } from '../../control-plane/app/socket-data-path.js';
+import type { PlaneOwner } from '../../control-plane/sandbox/index.js';
 import { createLogger } from '../../control-plane/logger.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import { RawMcpSession } from '../../bench/raw-mcp-session.js';
@@ -152,6 +155,78 @@ describe('the local data path', () => {
   });
 });
 
+describe('RUNNER_SOCKET_DIR=auto (the default)', () => {
+  const log = createLogger('silent');
+  const host = { host: 'h', pid: 1 } as unknown as PlaneOwner;
+
+  it('chooses DATA_DIR/run on the engine host, nothing in a container or for a long path, and a named directory as named', () => {
+    expect(
+      chooseSocketDir({ runnerSocketDir: 'auto', dataDir: '/var/lib/mcphost' }, host, log),
+    ).toEqual({
+      dir: '/var/lib/mcphost/run',
+      explicit: false,
+    });
+    expect(
+      chooseSocketDir(
+        { runnerSocketDir: 'auto', dataDir: '/data' },
+        { ...host, container: 'c0ffee' },
+        log,
+      ),
+    ).toBeUndefined();
+    expect(
+      chooseSocketDir({ runnerSocketDir: 'auto', dataDir: `/${'d'.repeat(80)}` }, host, log),
+    ).toBeUndefined();
+    expect(
+      chooseSocketDir({ runnerSocketDir: 'off', dataDir: '/data' }, host, log),
+    ).toBeUndefined();
+    expect(chooseSocketDir({ runnerSocketDir: '/run/x', dataDir: '/data' }, host, log)).toEqual({
+      dir: '/run/x',
+      explicit: true,
+    });
+  });
+
+  it('uses sockets in DATA_DIR/run, and keeps the attach stream when that directory cannot be used', async () => {
+    const serving = await startTestControlPlane({ RATE_LIMIT_PER_MINUTE: '0' });
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'mcphost-auto-'));
+    // Someone else's kind of directory: refused, never changed, and the plane still serves.
+    await mkdir(path.join(dataDir, 'run'), { mode: 0o755 });
+    await chmod(path.join(dataDir, 'run'), 0o755);
+    const fallback = await startTestControlPlane({ DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '0' });
+    try {
+      for (const [plane, socket] of [
+        [serving, true],
+        [fallback, false],
+      ] as const) {
+        await plane.admin('POST', '/api/servers', { subdomain: 'auto' });
+        await plane.admin('PUT', '/api/servers/auto/tools/one', {
+          description: 'one',
+          code: 'return 1;',
+        });
+        const session = new RawMcpSession(
+          `http://127.0.0.1:${plane.port}/mcp`,
+          `auto.localhost:${plane.port}`,
+        );
+        await session.open();
+        await session.call('one');
+        const docker = new Dockerode();
+        const containers = await docker.listContainers({
+          filters: { label: [`mcphost.plane=${plane.config.planeName}`] },
+        });
+        expect(containers.length).toBeGreaterThan(0);
+        for (const container of containers) {
+          const mounts = (await docker.getContainer(container.Id).inspect()).Mounts;
+          expect(mounts.some((mount) => mount.Destination === '/run/mcphost')).toBe(socket);
+        }
+      }
+      expect((await stat(path.join(dataDir, 'run'))).mode & 0o777).toBe(0o755);
+    } finally {
+      await serving.close();
+      await fallback.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a control plane with RUNNER_SOCKET_DIR', () => {
   let plane: TestControlPlane;
 
@@ -199,7 +274,7 @@ describe('a control plane with RUNNER_SOCKET_DIR', () => {
     );
     await expect(createSandboxDriver(config, createLogger('silent'))).rejects.toMatchObject({
       code: 'ERR_CONFIG',
-      message: expect.stringMatching(/RUNNER_SOCKET_DIR works with the one engine/),
+      message: expect.stringMatching(/works with the one engine of DOCKER_HOST/),
     });
   });
 });
