@@ -7,17 +7,22 @@
  * - cold: the first invocation on an empty pool (create + start + ready +
  *   invoke), against raw create + start + first echo;
  * - throughput with 1, 8 and 32 concurrent callers on pools of that size;
+ * - warm memory: the cgroup memory of a warm runner that has run a tool using
+ *   `sdk.lodash` and prepared its next context, as `docker stats` shows it;
  * - warm and cold again under gVisor (`runtime: "runsc"`), beside runc, when
  *   the engine has runsc registered (the raw baselines then run under runsc too).
  *
- * Targets: warm p50 ≤ 1.5× raw; cold ≤ 1.1× raw. Every loop is bounded.
+ * Targets: warm p50 ≤ 1.5× raw; cold ≤ 1.1× raw; warm memory ≤ 16 MiB. Every
+ * loop is bounded.
  * Runnable alone: `npx tsx bench/runner-bench.ts` (`--small`: a quick smoke
  * with a few samples and no throughput runs).
  */
 import { performance } from 'node:perf_hooks';
+import Dockerode from 'dockerode';
 import { fileURLToPath } from 'node:url';
 import { encodeMessage } from '../src/protocol/index.js';
 import { DockerSandbox } from '../control-plane/sandbox/docker/docker-sandbox.js';
+import { PLANE_INSTANCE_LABEL } from '../control-plane/sandbox/docker/hardened-container-config.js';
 import type { SandboxSpec } from '../control-plane/sandbox/driver.js';
 import { buildRawBaselineCommand } from '../control-plane/sandbox/harness-command.js';
 import { ensureRunnerImage } from '../control-plane/image-build/ensure-runner-image.js';
@@ -36,6 +41,7 @@ export interface RunnerBenchFigures {
   /** Calls 20 ms apart (an MCP client's pace is slower still): the next context is ready. */
   warmPaced: WarmFigures;
   cold: ColdFigures;
+  memory: MemoryFigures;
   throughput: Array<{ concurrency: number; invocations: number; perSecond: number; p50Ms: number }>;
   /** Warm (back-to-back) and cold under gVisor, or why they were not measured. */
   runsc: { warm: WarmFigures; cold: ColdFigures } | { skipped: string };
@@ -54,6 +60,8 @@ export interface RunnerBenchSizes {
   warmUp: number;
   warmSamples: number;
   coldSamples: number;
+  /** Runners whose memory is read (each after MEMORY_CALLS calls). */
+  memorySamples: number;
   throughputInvocations: number;
   concurrencyLevels: number[];
 }
@@ -69,11 +77,24 @@ export interface WarmFigures {
   ratioP50: number;
 }
 
+/**
+ * Cgroup memory of a warm runner with lodash loaded, in MiB, as `docker stats`
+ * shows it: usage less the inactive page cache.
+ */
+export interface MemoryFigures {
+  samples: number;
+  /** Median of the runners right after their calls, their next context prepared. */
+  warmMiB: number;
+  /** Median of the same runners once V8's idle collection ran (after IDLE_SETTLE_MS without calls). */
+  idleMiB: number;
+}
+
 /** Bench sizes; small enough to finish in about a minute on two cores. */
 export const DEFAULT_RUNNER_BENCH_SIZES: RunnerBenchSizes = {
   warmUp: 30,
   warmSamples: 300,
   coldSamples: 8,
+  memorySamples: 3,
   throughputInvocations: 300,
   concurrencyLevels: [1, 8, 32],
 };
@@ -82,10 +103,19 @@ const SMALL_SIZES: RunnerBenchSizes = {
   warmUp: 5,
   warmSamples: 30,
   coldSamples: 3,
+  memorySamples: 1,
   throughputInvocations: 0,
   concurrencyLevels: [],
 };
 const PACED_GAP_MS = 20;
+/** Calls a runner serves before its memory is read. */
+const MEMORY_CALLS = 5;
+/** A tool that loads lodash, so its runner's next context has it evaluated ahead. */
+const LODASH_CODE = 'return sdk.lodash.chunk([1, 2, 3, 4], 2).length;';
+/** Time for the harness to prepare its next context (lodash included) after a result, in ms. */
+const PREPARE_MS = 300;
+/** Idle time after which V8's memory reducer has usually collected (it waits ≥ 8 s of low activity), in ms. */
+const IDLE_SETTLE_MS = 15_000;
 
 const CONFIGURED = poolDefaultsFrom(defaultConfig());
 const LIMITS = { ...CONFIGURED.limits, timeoutMs: 10_000 };
@@ -135,6 +165,7 @@ export async function runRunnerBench(
     const warm = await measureWarm(bench, 0, 'runc');
     const warmPaced = await measureWarm(bench, PACED_GAP_MS, 'runc');
     const cold = await measureCold(bench, 'runc');
+    const memory = await measureMemory(bench);
     const throughput = [];
     for (const concurrency of sizes.concurrencyLevels)
       throughput.push(await measureThroughput(bench, concurrency));
@@ -142,7 +173,7 @@ export async function runRunnerBench(
       ? await measureRunsc(bench, warm, cold)
       : { skipped: 'the Docker engine has no runsc runtime registered' };
     if ('skipped' in runsc) report(`gVisor (runsc): not measured: ${runsc.skipped}`);
-    return { warm, warmPaced, cold, throughput, runsc };
+    return { warm, warmPaced, cold, memory, throughput, runsc };
   } finally {
     await sandbox.close();
     await driver.close();
@@ -255,6 +286,77 @@ async function measureCold(bench: Bench, runtime: OciRuntime): Promise<ColdFigur
     `${runtime} cold invoke: p50 ${ms(p50Ms)} | raw create+start+first echo: p50 ${ms(rawP50Ms)} | ratio ${figures.ratioP50.toFixed(2)}× (target ≤ 1.1×)`,
   );
   return figures;
+}
+
+/**
+ * Warm memory: runners each serve MEMORY_CALLS calls of a lodash tool and
+ * prepare their next context; then their cgroup memory is read, and read again
+ * once they sat idle long enough for V8 to collect (all runners wait together).
+ */
+async function measureMemory(bench: Bench): Promise<MemoryFigures> {
+  const { sandbox, driver, sizes, report } = bench;
+  const docker = new Dockerode();
+  const keys: string[] = [];
+  const runners: Dockerode.Container[] = [];
+  const warm: number[] = [];
+  try {
+    for (let index = 0; index < sizes.memorySamples; index += 1) {
+      const key = `bench/memory-${index}`;
+      keys.push(key);
+      const tool = { ...benchTool(key, 'runc'), code: LODASH_CODE };
+      for (let call = 0; call < MEMORY_CALLS; call += 1) {
+        const outcome = await sandbox.invoke(tool, HOOKS);
+        if (!outcome.ok)
+          throw new Error(`bench tool failed: ${outcome.error?.code} ${outcome.error?.message}`);
+      }
+      await sleep(PREPARE_MS);
+      const ids = await runnerIdsOf(driver, key);
+      if (ids.length !== 1) throw new Error(`expected one runner in ${key}, found ${ids.length}`);
+      const runner = docker.getContainer(ids[0]!);
+      runners.push(runner);
+      warm.push(await dockerStatsMemoryMiB(runner));
+    }
+    await sleep(IDLE_SETTLE_MS);
+    const idle = await Promise.all(runners.map((runner) => dockerStatsMemoryMiB(runner)));
+    const figures = {
+      samples: sizes.memorySamples,
+      warmMiB: percentile(warm, 50),
+      idleMiB: percentile(idle, 50),
+    };
+    report(
+      `runc warm memory (lodash loaded, next context prepared; usage less inactive page cache, as docker stats shows it): ${figures.warmMiB.toFixed(1)} MiB (target ≤ 16 MiB); after ${IDLE_SETTLE_MS / 1000} s idle: ${figures.idleMiB.toFixed(1)} MiB`,
+    );
+    return figures;
+  } finally {
+    for (const key of keys) sandbox.drain(key);
+  }
+}
+
+/** Ids of this driver's containers that serve `poolPrefix` (its pool keys carry the shape after `@`). */
+async function runnerIdsOf(driver: DockerSandbox, poolPrefix: string): Promise<string[]> {
+  const ours = await driver.client.listByLabels({ [PLANE_INSTANCE_LABEL]: driver.planeInstance });
+  return ours
+    .filter(
+      (container) =>
+        container.state === 'running' &&
+        container.labels['mcphost.pool']?.startsWith(`${poolPrefix}@`),
+    )
+    .map((container) => container.id);
+}
+
+/**
+ * A container's memory as `docker stats` computes it from the engine's stats
+ * (the cgroup's usage less its inactive page cache: `total_inactive_file`
+ * under cgroup v1, `inactive_file` under v2), in MiB.
+ */
+async function dockerStatsMemoryMiB(container: Dockerode.Container): Promise<number> {
+  const stats = (await container.stats({ stream: false })) as {
+    memory_stats: { usage?: number; stats?: Record<string, number | undefined> };
+  };
+  const { usage, stats: detail = {} } = stats.memory_stats;
+  if (usage === undefined) throw new Error('the engine reported no memory usage for the runner');
+  const inactive = detail.total_inactive_file ?? detail.inactive_file ?? 0;
+  return (inactive < usage ? usage - inactive : usage) / 1048576;
 }
 
 async function measureThroughput(

@@ -1,6 +1,6 @@
 /**
  * The CFS period of runner containers: each keeps its share of the CPU
- * (quota ÷ period = cpus) over a period long enough for a quota of
+ * (quota ÷ period = cpus); runc ones over a period long enough for a quota of
  * CPU_BURST_MS, within the kernel's 100 ms default and 1 s maximum.
  */
 import { describe, expect, it } from 'vitest';
@@ -20,9 +20,9 @@ const SETTINGS = {
   nofile: 256,
 };
 
-function cpuOf(cpus: number): { period: number; quota: number } {
+function cpuOf(cpus: number, runtime?: 'runc' | 'runsc'): { period: number; quota: number } {
   const host = hardenedContainerOptions(
-    { labels: {}, memoryMb: 128, cpus, pids: 64 },
+    { labels: {}, memoryMb: 128, cpus, pids: 64, runtime },
     SETTINGS,
   ).HostConfig!;
   expect(host.NanoCpus).toBeUndefined(); // Docker refuses NanoCpus beside a period
@@ -49,6 +49,11 @@ describe('runner CPU quota', () => {
     expect(cpuOf(4)).toEqual({ period: 100_000, quota: 400_000 });
     expect(cpuPeriodUs(0.25)).toBe(1_000_000);
     expect(cpuOf(0.1)).toEqual({ period: 1_000_000, quota: 100_000 });
+  });
+
+  it('keeps the kernel default under gVisor, whose sandbox kernel spends the quota too', () => {
+    expect(cpuOf(0.5, 'runsc')).toEqual({ period: 100_000, quota: 50_000 });
+    expect(cpuOf(0.5, 'runc')).toEqual({ period: 500_000, quota: 250_000 });
   });
 
   it('never asks for a quota under the kernel’s 1 ms minimum', () => {

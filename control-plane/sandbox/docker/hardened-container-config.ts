@@ -52,19 +52,21 @@ export interface RunnerChannel {
 export const GVISOR_SANDBOX_TASKS = 256;
 
 /**
- * CPU time a container may spend at full speed in one go, in ms: the CFS quota
- * per period. Docker's `--cpus` keeps the kernel's 100 ms period, so a
+ * CPU time a runc container may spend at full speed in one go, in ms: its CFS
+ * quota per period. Docker's `--cpus` keeps the kernel's 100 ms period, so a
  * container at 0.5 CPU runs 50 ms and then waits 50 ms. The harness needs
  * ~170–200 ms of CPU from its start to its first result (node's own boot
- * ~40 ms of it), so under that period a cold start spent as long throttled as
- * running, while the raw baseline (node alone) fit in the first 50 ms.
- * Lengthening the period to give a quota of at least this much keeps each
- * container's share of the CPU the same over any period and lets the boot run
- * unthrottled. Measured through SandboxManager (0.5 CPU, runs alternated):
- * cold p50 439 → 300 ms against a raw start of 189 → 192 ms (2.33× → 1.56×).
- * What it costs: a container that spends its whole share waits up to
- * 250 ms instead of 50 ms before running again — its own calls, not other
- * tenants', whose CFS share of the cores is unchanged.
+ * ~40 ms of it), so under that period a cold start spent about as long
+ * throttled as running, while the raw baseline (node alone) fit in the first
+ * 50 ms. A period long enough for a quota of this much keeps the container's
+ * share of the CPU over every period and lets the boot run unthrottled.
+ * Measured (runner bench, 0.5 CPU, runs alternated with the 100 ms period,
+ * quiet machine): cold p50 over raw 2.59× / 2.66× → 1.72× / 1.60×. The cost: a container that
+ * spends its whole quota waits up to 250 ms instead of 50 ms before running
+ * again (its own calls; other tenants keep their CFS share of the cores).
+ * gVisor containers keep the 100 ms period: their sandbox kernel spends the
+ * quota too, so their cold start gained nothing (2.45× both ways) while their
+ * back-to-back warm p99 grew from ~60 ms to ~250 ms.
  */
 export const CPU_BURST_MS = 250;
 /** The kernel's (and Docker's) default CFS period, in µs: the shortest used. */
@@ -72,8 +74,12 @@ const DEFAULT_CPU_PERIOD_US = 100_000;
 /** The longest CFS period the kernel accepts, in µs. */
 const MAX_CPU_PERIOD_US = 1_000_000;
 
-/** CFS period for a container of `cpus` cores, in µs: its quota is at least CPU_BURST_MS where the kernel allows. */
-export function cpuPeriodUs(cpus: number): number {
+/**
+ * CFS period for a container of `cpus` cores, in µs: under runc, long enough
+ * for a quota of CPU_BURST_MS where the kernel allows; under runsc, the default.
+ */
+export function cpuPeriodUs(cpus: number, runtime: SandboxSpec['runtime'] = 'runc'): number {
+  if (runtime === 'runsc') return DEFAULT_CPU_PERIOD_US;
   const forBurst = Math.round((CPU_BURST_MS * 1000) / cpus);
   return Math.min(MAX_CPU_PERIOD_US, Math.max(DEFAULT_CPU_PERIOD_US, forBurst));
 }
@@ -94,7 +100,7 @@ export function hardenedContainerOptions(
   const command = spec.command ?? harnessCommandInImage(spec.memoryMb);
   // With a socket, the protocol leaves stdin and stdout: the harness is told where to connect.
   const entrypoint = channel === undefined ? command : [...command, channel.argument];
-  const cpuPeriod = cpuPeriodUs(spec.cpus);
+  const cpuPeriod = cpuPeriodUs(spec.cpus, spec.runtime);
   return {
     Image: settings.image,
     Entrypoint: entrypoint,
@@ -130,7 +136,7 @@ export function hardenedContainerOptions(
       Memory: spec.memoryMb * MIB,
       // Equal to Memory: no swap, so the limit is a real limit.
       MemorySwap: spec.memoryMb * MIB,
-      // `cpus` cores over a period long enough for the harness to boot unthrottled (CPU_BURST_MS).
+      // `cpus` cores; under runc over a period long enough for the harness to boot unthrottled (CPU_BURST_MS).
       CpuPeriod: cpuPeriod,
       CpuQuota: Math.max(1_000, Math.round(spec.cpus * cpuPeriod)),
       Ulimits: [{ Name: 'nofile', Soft: settings.nofile, Hard: settings.nofile }],
