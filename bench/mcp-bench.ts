@@ -37,6 +37,7 @@ import {
   splitWindow,
   takeCpuSnapshot,
   type AccountedContainer,
+  type CpuSplit,
 } from './cpu-accounting.js';
 import { startLoadClient, type LoadClient, type LoadRound } from './load-client.js';
 import { lineEcho } from './raw-echo.js';
@@ -82,7 +83,7 @@ export interface McpBenchFigures {
   /** cpuPerCall with runners on the socket data path. */
   cpuPerCallSocket: McpBenchFigures['cpuPerCall'];
   /** Service CPU per warm call over a window of 32 clients, recycling off; every figure in ms per call. */
-  cpuPerCall: {
+  cpuPerCall: Omit<CpuSplit, 'containersMs' | 'containersChanged'> & {
     calls: number;
     errors: number;
     perSecond: number;
@@ -90,26 +91,8 @@ export interface McpBenchFigures {
     containers: number;
     /** Containers that started or stopped in the window (none expected). */
     containersChanged: number;
-    /** Busy CPU of the machine less the load generator's. */
-    serviceMs: number;
     /** The runner containers' cgroups: the harness and its init, exited processes included. */
     harnessMs: number;
-    controlPlaneMs: number;
-    dockerdMs: number;
-    containerdMs: number;
-    shimMs: number;
-    /** service less the parts above; the four figures below split it. */
-    kernelAndOtherMs: number;
-    kernelThreadsMs: number;
-    /** Every other process running at an edge of the window, other users of the machine among them. */
-    otherProcessesMs: number;
-    /** Processes that exited in the window (their parents' reaped-children time). */
-    exitedMs: number;
-    /** Interrupts, tick rounding. */
-    unattributedMs: number;
-    loadGeneratorMs: number;
-    /** Hypervisor steal (not in service). */
-    stealMs: number;
   };
 }
 
