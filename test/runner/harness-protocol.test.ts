@@ -74,9 +74,9 @@ describe('heap figure', () => {
       for (let i = 0; i < 3; i++) {
         const id = randomUUID();
         harness.send(invokeMessage(id, 'return new Array(1000).fill("x").join("")'));
-        const result = (await harness.next(
-          (m) => m.type === 'result' && m.invocation === id,
-        )) as { heap?: number };
+        const result = (await harness.next((m) => m.type === 'result' && m.invocation === id)) as {
+          heap?: number;
+        };
         heaps.push(result.heap ?? 0);
       }
       // A Node process's V8 heap holds megabytes before any tool runs.
