@@ -49,7 +49,13 @@ const csv = z.string().transform((v) =>
  * may instead be given as a file (`ADMIN_TOKEN_FILE=/run/secrets/admin_token`),
  * as Docker secrets and systemd credentials provide them.
  */
-const SECRET_VARIABLES = new Set(['ADMIN_TOKEN', 'METRICS_TOKEN', 'MASTER_KEY', 'DATABASE_URL']);
+const SECRET_VARIABLES = new Set([
+  'ADMIN_TOKEN',
+  'METRICS_TOKEN',
+  'MASTER_KEY',
+  'DATABASE_URL',
+  'ADMIN_OIDC_CLIENT_SECRET',
+]);
 
 /** Suffix naming the file that holds a secret variable's value. */
 const FILE_SUFFIX = '_FILE';
@@ -176,6 +182,68 @@ export const CONFIG_TABLE = {
     'METRICS_TOKEN',
     'bearer token that may read GET /metrics (besides the admin token); unset = admin token only',
     z.string().min(16, 'must be at least 16 characters').optional(),
+  ),
+  adminCookieSecure: entry(
+    'ADMIN_COOKIE_SECURE',
+    'dashboard session cookie Secure (and __Host- named): auto = unless the request came over plain HTTP to a loopback host; true; false (plain HTTP beyond localhost, not recommended)',
+    z.enum(['auto', 'true', 'false']),
+    'auto',
+  ),
+  adminSessionIdleMinutes: entry(
+    'ADMIN_SESSION_IDLE_MINUTES',
+    'a dashboard session ends after this many minutes unused',
+    positiveInt,
+    '60',
+  ),
+  adminSessionMaxHours: entry(
+    'ADMIN_SESSION_MAX_HOURS',
+    'a dashboard session ends this many hours after sign-in, used or not',
+    positiveInt,
+    '12',
+  ),
+  signInAttemptsPerMinute: entry(
+    'SIGN_IN_ATTEMPTS_PER_MINUTE',
+    'password sign-in attempts one client address may make per minute (per replica)',
+    positiveInt,
+    '10',
+  ),
+  adminOidcIssuer: entry(
+    'ADMIN_OIDC_ISSUER',
+    'OpenID Connect issuer URL for dashboard sign-in; unset = no single sign-on',
+    z.string().url().optional(),
+  ),
+  adminOidcClientId: entry(
+    'ADMIN_OIDC_CLIENT_ID',
+    "the dashboard's client id at ADMIN_OIDC_ISSUER (required with it)",
+    z.string().min(1).max(512).optional(),
+  ),
+  adminOidcClientSecret: entry(
+    'ADMIN_OIDC_CLIENT_SECRET',
+    'its client secret; unset = a public client (PKCE alone)',
+    z.string().min(1).optional(),
+  ),
+  adminOidcRedirectUrl: entry(
+    'ADMIN_OIDC_REDIRECT_URL',
+    "the admin side's callback as registered at the provider, e.g. https://admin.example.com/auth/oidc/callback (required with ADMIN_OIDC_ISSUER)",
+    z
+      .string()
+      .url()
+      .refine((url) => new URL(url).pathname === '/auth/oidc/callback', {
+        message: 'the path must be /auth/oidc/callback',
+      })
+      .optional(),
+  ),
+  adminOidcLabel: entry(
+    'ADMIN_OIDC_LABEL',
+    'what the sign-in button calls the provider',
+    z.string().min(1).max(64),
+    'single sign-on',
+  ),
+  auditRetentionDays: entry(
+    'AUDIT_RETENTION_DAYS',
+    'days audit entries are kept; 0 = forever',
+    nonNegativeInt,
+    '365',
   ),
   shutdownGraceMs: entry(
     'SHUTDOWN_GRACE_MS',

@@ -62,11 +62,30 @@ const CONTROL_PLANE = {
   ERR_NOT_FOUND: spec(404, REQUEST, 'No such server, tool, version, path or record.'),
   ERR_METHOD_NOT_ALLOWED: spec(405, REQUEST, 'The path exists but not for this HTTP method.'),
   ERR_CONFLICT: spec(409, REQUEST, 'The record already exists or changed meanwhile.'),
-  ERR_UNAUTHORIZED: spec(401, REQUEST, 'The admin token is missing or wrong.'),
+  ERR_UNAUTHORIZED: spec(
+    401,
+    REQUEST,
+    'No valid credential was sent: an admin token, personal token or session; or a hosted server’s API key.',
+  ),
   ERR_FORBIDDEN: spec(
     403,
     REQUEST,
-    'The caller may not do this (an Origin not allowed, for example).',
+    'The caller may not do this (its role, or an Origin not allowed, for example).',
+  ),
+  ERR_CSRF: spec(
+    403,
+    REQUEST,
+    'A dashboard-session request that changes something lacked its CSRF token or came from another origin.',
+  ),
+  ERR_SIGN_IN_FAILED: spec(
+    401,
+    REQUEST,
+    'The e-mail or password is wrong, or the sign-in was refused.',
+  ),
+  ERR_SIGN_IN_THROTTLED: spec(
+    429,
+    REQUEST,
+    'Too many failed sign-ins for this account or from this address; retry later.',
   ),
   ERR_SERVER_INACTIVE: spec(503, REQUEST, 'The hosted server is deactivated.'),
   ERR_OAUTH_METADATA: spec(

@@ -1,6 +1,6 @@
 /**
- * Structured JSON logs (pino). Authorization headers and anything named like
- * a secret are redacted by path, as a second line of defence: the code never
+ * Structured JSON logs (pino). Authorization and X-API-Key headers and
+ * anything named like a secret are redacted by path, as a second line of defence: the code never
  * logs a token or a secret value on purpose.
  */
 import { pino, type Logger } from 'pino';
@@ -17,6 +17,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
         paths: [
           'req.headers.authorization',
           'headers.authorization',
+          'req.headers["x-api-key"]',
+          'headers["x-api-key"]',
           '*.password',
           '*.token',
           '*.secret',

@@ -1,15 +1,32 @@
 /**
- * The admin side: the REST API behind the admin bearer token, the dashboard,
- * the unauthenticated health checks and OpenAPI document, and the Prometheus
- * metrics (admin token or the metrics token).
+ * The admin side: the REST API, the dashboard, the unauthenticated health
+ * checks and OpenAPI document, and the Prometheus metrics. Every API request
+ * goes through one sequence: match the route, find the principal (admin
+ * token, personal token or session cookie), check CSRF for cookie writes,
+ * check the route's permission (a refusal is audited), snapshot what a write
+ * changes, run the handler, audit the write with its before/after.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMcphostError, McphostError } from '../errors.js';
-import { sendError, sendJson } from '../http/index.js';
+import { keepSentBody, sendError, sendJson, sentBodyOf } from '../http/index.js';
 import { setRoute } from '../http/index.js';
-import { Router } from '../http/index.js';
+import { Router, type RouteEntry } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminToken } from './admin-token.js';
+import { csrfTokenMatches, type AdminAuthenticator } from './admin-authentication.js';
+import { addAccountRoutes } from './account-routes.js';
+import { addApiKeyRoutes } from './api-key-routes.js';
+import { addAuditRoutes } from './audit-routes.js';
+import { addSessionRoutes } from './session-routes.js';
+import {
+  checkRouteTable,
+  permits,
+  visibleServers,
+  type AdminRouteContext,
+  type AdminRouter,
+  type Principal,
+  type RouteRule,
+} from './permissions.js';
 import { openApiDocument } from './openapi.js';
 import { addServerRoutes } from './server-routes.js';
 import { addToolRoutes } from './tool-routes.js';
@@ -21,6 +38,8 @@ import { addSecretRoutes } from './secret-routes.js';
 export interface AdminApiOptions {
   context: AdminContext;
   token: AdminToken;
+  /** Finds the principal of a request. */
+  authenticator: AdminAuthenticator;
   /** A second token that may read /metrics only; undefined = admin token only. */
   metricsToken?: AdminToken;
   version: string;
@@ -36,42 +55,86 @@ export interface AdminApiOptions {
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>;
 
-/** Builds the admin request handler. */
-export function createAdminApi(options: AdminApiOptions): Handler {
-  const api = new Router();
-  addServerRoutes(api, options.context);
-  addToolRoutes(api, options.context);
-  addEntryRoutes(api, options.context);
-  addSecretRoutes(api, options.context);
-  addInvocationRoutes(api, options.context);
-  addPoolRoutes(api, options.context);
+/** The admin API's routes, each with its permission and audit action (the table tests enumerate). */
+export function adminRoutes(context: AdminContext, token: AdminToken): AdminRouter {
+  const api: AdminRouter = new Router<RouteRule, AdminRouteContext>();
+  addServerRoutes(api, context);
+  addToolRoutes(api, context);
+  addEntryRoutes(api, context);
+  addSecretRoutes(api, context);
+  addInvocationRoutes(api, context);
+  addPoolRoutes(api, context);
+  addApiKeyRoutes(api, context);
+  addAccountRoutes(api, context);
+  addSessionRoutes(api, context);
+  addAuditRoutes(api, context);
   // The new token is answered once and never stored: only its hash is.
-  api.add('POST', '/api/admin-token/rotate', async ({ res }) => {
-    const token = await options.token.rotate(options.context.store);
+  const rotate = { permission: 'own', audit: { action: 'admin-token.rotate' } } as const;
+  api.add('POST', '/api/admin-token/rotate', rotate, async ({ res }) => {
+    const rotated = await token.rotate(context.store);
     sendJson(res, 200, {
-      token,
+      token: rotated,
       note: 'the previous admin token no longer works; this one is shown only now',
     });
   });
+  checkRouteTable(api);
+  return api;
+}
 
-  const checkToken = (req: IncomingMessage, token: AdminToken, alternative?: AdminToken) => {
+/** The admin side: its request handler, and its route table (each route with its rule). */
+export interface AdminApi {
+  handle: Handler;
+  routes(): RouteEntry<RouteRule>[];
+}
+
+/** Builds the admin request handler. */
+export function createAdminApi(options: AdminApiOptions): AdminApi {
+  const { context, authenticator } = options;
+  const api = adminRoutes(context, options.token);
+  const permissions = new Map(
+    api
+      .routes()
+      .map((route) => [
+        `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
+        route.rule.permission,
+      ]),
+  );
+
+  const authenticate = async (req: IncomingMessage): Promise<Principal | undefined> => {
     try {
-      token.check(req);
+      return await authenticator.authenticate(req);
     } catch (error) {
-      if (alternative) {
-        try {
-          alternative.check(req);
-          return;
-        } catch {
-          // fall through: report the admin token's refusal
-        }
-      }
       if (isMcphostError(error, 'ERR_UNAUTHORIZED')) {
-        options.onAuthFailure(
-          req.headers.authorization === undefined ? 'missing_token' : 'invalid_admin_token',
-        );
+        options.onAuthFailure('invalid_admin_token');
       }
       throw error;
+    }
+  };
+  const requirePrincipal = (principal: Principal | undefined): Principal => {
+    if (principal !== undefined) return principal;
+    options.onAuthFailure('missing_token');
+    throw new McphostError(
+      'ERR_UNAUTHORIZED',
+      'admin token required: sign in, or send the admin token or a personal token as Authorization: Bearer <token>',
+    );
+  };
+
+  // Metrics name every server: the metrics token, or a principal who reads every server.
+  const checkMetricsAccess = async (req: IncomingMessage) => {
+    if (options.metricsToken) {
+      try {
+        options.metricsToken.check(req);
+        return;
+      } catch {
+        // not the metrics token: an admin credential may still read
+      }
+    }
+    const principal = requirePrincipal(await authenticate(req));
+    if (!permits(principal, 'read', undefined) || visibleServers(principal) !== undefined) {
+      throw new McphostError(
+        'ERR_FORBIDDEN',
+        'the metrics name every server: this account may not read them',
+      );
     }
   };
 
@@ -81,15 +144,16 @@ export function createAdminApi(options: AdminApiOptions): Handler {
       const readiness = await options.readiness();
       sendJson(res, readiness.ready ? 200 : 503, readiness);
     },
-    '/api/openapi.json': async (_req, res) => sendJson(res, 200, openApiDocument(options.version)),
+    '/api/openapi.json': async (_req, res) =>
+      sendJson(res, 200, openApiDocument(options.version, permissions)),
     '/metrics': async (req, res) => {
-      checkToken(req, options.token, options.metricsToken);
+      await checkMetricsAccess(req);
       const { contentType, body } = await options.metrics();
       res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body);
     },
   };
 
-  return async (req, res, url) => {
+  const handle: Handler = async (req, res, url) => {
     try {
       const fixedHandler = req.method === 'GET' ? fixed[url.pathname] : undefined;
       if (fixedHandler) {
@@ -106,8 +170,8 @@ export function createAdminApi(options: AdminApiOptions): Handler {
         setRoute(req, 'unmatched');
         throw new McphostError('ERR_NOT_FOUND', `no such endpoint: ${req.method} ${url.pathname}`);
       }
-      checkToken(req, options.token);
       if (match.kind === 'method-not-allowed') {
+        requirePrincipal(await authenticate(req));
         sendError(
           res,
           new McphostError(
@@ -119,10 +183,103 @@ export function createAdminApi(options: AdminApiOptions): Handler {
         return;
       }
       setRoute(req, `${req.method} ${match.pattern}`);
-      await match.handler({ req, res, url, params: match.params });
+      const { rule, params } = match;
+      let principal: Principal | undefined;
+      if (rule.permission === 'public') {
+        // A public route (sign-in) still knows a signed-in caller, but never needs one.
+        principal = await authenticate(req).catch(() => undefined);
+      } else {
+        principal = requirePrincipal(await authenticate(req));
+        checkCsrf(req, principal);
+        if (!permits(principal, rule.permission, params.sub)) {
+          await context.audit.record(req, principal, {
+            action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
+            server: params.sub ?? null,
+            target: targetOf(params),
+            outcome: 'denied',
+          });
+          throw forbidden(principal, rule, params.sub);
+        }
+      }
+      const audited =
+        rule.audit !== undefined && principal !== undefined && rule.permission !== 'public';
+      const before = audited && rule.audit?.before ? await rule.audit.before(params) : undefined;
+      if (audited) keepSentBody(res);
+      await match.handler({ req, res, url, params, principal });
+      if (audited && res.statusCode < 400) {
+        const answer = sentBodyOf(res);
+        await context.audit.record(req, principal!, {
+          action: rule.audit!.action,
+          server: params.sub ?? rule.audit!.server?.(answer) ?? null,
+          target: targetOf(params),
+          outcome: 'ok',
+          before,
+          after:
+            answer === undefined
+              ? undefined
+              : rule.audit!.after
+                ? rule.audit!.after(answer)
+                : answer,
+        });
+      }
     } catch (error) {
       if (!res.headersSent) sendError(res, error);
       else res.destroy();
     }
   };
+  return { handle, routes: () => api.routes() };
 }
+
+/** What inside the server a route names (a tool, secret, entry, key or account). */
+function targetOf(params: Record<string, string>): string | null {
+  return params.name ?? params.tool ?? params.id ?? null;
+}
+
+/**
+ * A write authenticated by the session cookie must carry the session's CSRF
+ * token (a page of another site cannot read it) and, when the browser says
+ * where it comes from, come from this origin. Bearer requests need neither:
+ * no browser attaches a bearer header on its own.
+ */
+function checkCsrf(req: IncomingMessage, principal: Principal): void {
+  if (principal.session === undefined || req.method === 'GET' || req.method === 'HEAD') return;
+  const origin = req.headers.origin;
+  if (
+    origin !== undefined &&
+    (!URL.canParse(origin) || new URL(origin).host !== req.headers.host)
+  ) {
+    throw new McphostError('ERR_CSRF', 'this request comes from another site: refused');
+  }
+  if (!csrfTokenMatches(req.headers['x-csrf-token'], principal.session.csrfToken)) {
+    throw new McphostError(
+      'ERR_CSRF',
+      'the X-CSRF-Token header is missing or wrong: reload the dashboard and try again',
+    );
+  }
+}
+
+function forbidden(
+  principal: Principal,
+  rule: RouteRule,
+  subdomain: string | undefined,
+): McphostError {
+  const scoped =
+    principal.role === 'operator' &&
+    subdomain !== undefined &&
+    (rule.permission === 'read' || rule.permission === 'operate');
+  return new McphostError(
+    'ERR_FORBIDDEN',
+    scoped
+      ? `this account may not work on server "${subdomain}"`
+      : `the ${principal.role} role may not do this (it needs ${ROLE_NEEDED[rule.permission]})`,
+  );
+}
+
+const ROLE_NEEDED: Record<RouteRule['permission'], string> = {
+  public: 'nothing',
+  self: 'a signed-in account',
+  read: 'any role',
+  operate: 'operator, admin or owner',
+  administer: 'admin or owner',
+  own: 'owner',
+};

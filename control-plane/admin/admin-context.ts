@@ -5,12 +5,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import { parseJsonBody, readBody } from '../http/index.js';
+import { parseJsonBody, readBody, type ConcurrencyLimit } from '../http/index.js';
 import { parseInput } from '../http/index.js';
 import type { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Store } from '../store/index.js';
 import type { ConfigCache } from '../store/index.js';
 import type { EngineStats } from '../sandbox/index.js';
+import type { AddressThrottle, CookieSealer, OidcSignIn } from '../accounts/index.js';
+import type { AuditTrail } from './audit-trail.js';
 
 /** A syntax problem in tool code, with 1-based position. */
 export interface SyntaxProblem {
@@ -45,6 +47,21 @@ export interface PoolAdministration {
  */
 export type EntryRunnerPort = Pick<EntryRunner, 'renderPrompt' | 'readResource'>;
 
+/** What signing in to the dashboard uses. */
+export interface SignInServices {
+  /** Password attempts per client address. */
+  throttle: AddressThrottle;
+  /** Password hashing and checking at once (scrypt holds ~32 MiB each on the thread pool). */
+  passwordWork: ConcurrencyLimit;
+  /** OpenID Connect sign-in, when ADMIN_OIDC_ISSUER is set. */
+  oidc?: {
+    flow: OidcSignIn;
+    /** Seals the flow's state, nonce and verifier into a cookie. */
+    sealer: CookieSealer;
+    issuer: string;
+  };
+}
+
 export interface AdminContext {
   config: Config;
   store: Store;
@@ -59,6 +76,9 @@ export interface AdminContext {
   sandboxRuntimes(): Promise<string[]>;
   /** The Docker engines of DOCKER_ENGINES and what is placed on each; undefined with one engine. */
   engines?: () => EngineStats[];
+  /** Records admin writes, refusals and sign-ins. */
+  audit: AuditTrail;
+  signIn: SignInServices;
 }
 
 /** Reads, parses and validates a JSON request body in one step. */

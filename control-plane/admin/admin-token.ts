@@ -99,7 +99,12 @@ export class AdminToken {
     }
   }
 
-  /** Throws ERR_UNAUTHORIZED unless the request carries the admin token as a bearer. */
+  /** True when `token` is the admin token (constant time: both sides are hashed to equal lengths). */
+  matches(token: string): boolean {
+    return timingSafeEqual(sha256(token), this.#hash);
+  }
+
+  /** Throws ERR_UNAUTHORIZED unless the request carries this token as a bearer (the metrics token). */
   check(req: IncomingMessage): void {
     const header = req.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -108,8 +113,7 @@ export class AdminToken {
         'ERR_UNAUTHORIZED',
         'admin token required: send Authorization: Bearer <token>',
       );
-    // Hashing both sides gives equal lengths, so the comparison is constant-time.
-    if (!timingSafeEqual(sha256(match[1]!), this.#hash)) {
+    if (!this.matches(match[1]!)) {
       throw new McphostError('ERR_UNAUTHORIZED', 'admin token is not valid');
     }
   }

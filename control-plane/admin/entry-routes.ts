@@ -10,7 +10,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMcphostError, McphostError, publicErrorOf } from '../errors.js';
 import type { McphostErrorCode } from '../errors.js';
 import { clientAddressFromHeaders, parseInput, requestIdOf, sendJson } from '../http/index.js';
-import type { Router } from '../http/index.js';
 import {
   ENTRY_KINDS,
   ENTRY_SPECS,
@@ -24,29 +23,35 @@ import type { EntryRunContext } from '../invocation/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { ReadResourceBody, RenderPromptBody, RollbackBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
-import { couldNotRunStatus } from './tool-routes.js';
+import { couldNotRunStatus, testRunSummary } from './tool-routes.js';
+import { snapshots } from './audit-snapshots.js';
+import { adminCallerOf, principalOf, type AdminRouter, type Principal } from './permissions.js';
 
 /** Registers the routes of prompts and resources, and their previews. */
-export function addEntryRoutes(router: Router, context: AdminContext): void {
+export function addEntryRoutes(router: AdminRouter, context: AdminContext): void {
   for (const kind of ENTRY_KINDS) addKindRoutes(router, context, kind);
   addPreviewRoutes(router, context);
 }
 
-function addKindRoutes(router: Router, context: AdminContext, kind: EntryKind): void {
+function addKindRoutes(router: AdminRouter, context: AdminContext, kind: EntryKind): void {
   const { config, store } = context;
   const spec = ENTRY_SPECS[kind];
   const path = `/api/servers/:sub/${spec.plural}`;
+  const before = snapshots(context).entry(kind);
+  const read = { permission: 'read' } as const;
+  const write = (verb: string) =>
+    ({ permission: 'operate', audit: { action: `${kind}.${verb}`, before } }) as const;
 
-  router.add('GET', path, async ({ res, params }) => {
+  router.add('GET', path, read, async ({ res, params }) => {
     await requireServer(context, params.sub!);
     sendJson(res, 200, { [spec.plural]: await store.listEntries(kind, params.sub!) });
   });
 
-  router.add('GET', `${path}/:name`, async ({ res, params }) => {
+  router.add('GET', `${path}/:name`, read, async ({ res, params }) => {
     sendJson(res, 200, await requireEntry(context, kind, params.sub!, params.name!));
   });
 
-  router.add('PUT', `${path}/:name`, async ({ req, res, params }) => {
+  router.add('PUT', `${path}/:name`, write('save'), async ({ req, res, params }) => {
     const name = parseInput(spec.name, params.name, `${spec.noun} name`);
     const definition = await readJson(req, config.maxBodyBytes, spec.definition, spec.noun);
     checkCodeSyntax(context, definition);
@@ -58,20 +63,20 @@ function addKindRoutes(router: Router, context: AdminContext, kind: EntryKind): 
     sendJson(res, existed ? 200 : 201, entry);
   });
 
-  router.add('DELETE', `${path}/:name`, async ({ res, params }) => {
+  router.add('DELETE', `${path}/:name`, write('delete'), async ({ res, params }) => {
     await requireEntry(context, kind, params.sub!, params.name!);
     await store.deleteEntry(kind, params.sub!, params.name!);
     await context.cache.settled();
     res.writeHead(204).end();
   });
 
-  router.add('GET', `${path}/:name/versions`, async ({ res, params }) => {
+  router.add('GET', `${path}/:name/versions`, read, async ({ res, params }) => {
     await requireEntry(context, kind, params.sub!, params.name!);
     const versions = await store.listEntryVersions(kind, params.sub!, params.name!);
     sendJson(res, 200, { versions });
   });
 
-  router.add('POST', `${path}/:name/rollback`, async ({ req, res, params }) => {
+  router.add('POST', `${path}/:name/rollback`, write('rollback'), async ({ req, res, params }) => {
     const { version } = await readJson(req, config.maxBodyBytes, RollbackBody, 'rollback');
     await requireEntry(context, kind, params.sub!, params.name!);
     const entry = await store.rollbackEntry(kind, params.sub!, params.name!, version);
@@ -80,28 +85,42 @@ function addKindRoutes(router: Router, context: AdminContext, kind: EntryKind): 
   });
 }
 
-function addPreviewRoutes(router: Router, context: AdminContext): void {
+function addPreviewRoutes(router: AdminRouter, context: AdminContext): void {
   const { config } = context;
+  const preview = (action: string) =>
+    ({ permission: 'operate', audit: { action, after: testRunSummary } }) as const;
 
-  router.add('POST', '/api/servers/:sub/prompts/:name/render', async ({ req, res, params }) => {
-    const body = await readJson(req, config.maxBodyBytes, RenderPromptBody, 'render');
-    await requireServer(context, params.sub!);
-    await answerRun(req, res, (run) =>
-      context.entries.renderPrompt(params.sub!, params.name!, body.arguments, run),
-    );
-  });
+  router.add(
+    'POST',
+    '/api/servers/:sub/prompts/:name/render',
+    preview('prompt.render'),
+    async (route) => {
+      const { req, res, params } = route;
+      const body = await readJson(req, config.maxBodyBytes, RenderPromptBody, 'render');
+      await requireServer(context, params.sub!);
+      await answerRun(req, res, principalOf(route), (run) =>
+        context.entries.renderPrompt(params.sub!, params.name!, body.arguments, run),
+      );
+    },
+  );
 
-  router.add('POST', '/api/servers/:sub/resources/:name/read', async ({ req, res, params }) => {
-    const body = await readJson(req, config.maxBodyBytes, ReadResourceBody, 'read');
-    await requireServer(context, params.sub!);
-    // The same cached view an MCP client gets: what was saved is what is read.
-    const resource = context.cache.resource(params.sub!, params.name!);
-    if (!resource) throw entryNotFound('resource', params.sub!, params.name!);
-    const uri = uriToRead(resource, body);
-    await answerRun(req, res, (run) =>
-      context.entries.readResource(params.sub!, uri, run, { resource: resource.name }),
-    );
-  });
+  router.add(
+    'POST',
+    '/api/servers/:sub/resources/:name/read',
+    preview('resource.read'),
+    async (route) => {
+      const { req, res, params } = route;
+      const body = await readJson(req, config.maxBodyBytes, ReadResourceBody, 'read');
+      await requireServer(context, params.sub!);
+      // The same cached view an MCP client gets: what was saved is what is read.
+      const resource = context.cache.resource(params.sub!, params.name!);
+      if (!resource) throw entryNotFound('resource', params.sub!, params.name!);
+      const uri = uriToRead(resource, body);
+      await answerRun(req, res, principalOf(route), (run) =>
+        context.entries.readResource(params.sub!, uri, run, { resource: resource.name }),
+      );
+    },
+  );
 }
 
 // Codes that say the request named nothing that exists: its 404, not a run that failed.
@@ -119,12 +138,13 @@ const NOT_FOUND_CODES: ReadonlySet<McphostErrorCode> = new Set([
 async function answerRun(
   req: IncomingMessage,
   res: ServerResponse,
+  principal: Principal,
   work: (run: EntryRunContext) => Promise<unknown>,
 ): Promise<void> {
   const logs: { level: string; text: string; at: number }[] = [];
   const started = performance.now();
   const run: EntryRunContext = {
-    caller: { kind: 'admin' },
+    caller: adminCallerOf(principal),
     requestId: requestIdOf(req),
     clientAddress: clientAddressFromHeaders(req.headers),
     onLog: (entry) => logs.push(entry),

@@ -1,6 +1,9 @@
 /**
  * GET /api/openapi.json: the admin API described from the same zod schemas
- * that parse its requests, so the document cannot drift from the code.
+ * that parse its requests, so the document cannot drift from the code; each
+ * operation names the permission the route table gives it
+ * (`x-mcphost-permission`, see permissions.ts), and public ones need no
+ * credential. A test holds this list against the route table.
  */
 import { z } from 'zod';
 import { ERROR_REGISTRY } from '../errors.js';
@@ -18,6 +21,10 @@ import {
   ServerSettingsBody,
   ToolDefinitionBody,
 } from './schemas.js';
+import { AccountPatchBody, NewAccountBody } from './account-routes.js';
+import { NewCredentialBody } from './credential-views.js';
+import type { Permission } from './permissions.js';
+import { PasswordSignInBody } from './session-routes.js';
 
 interface Operation {
   method: string;
@@ -139,6 +146,74 @@ const OPERATIONS: Operation[] = [
     summary: 'Retire the containers of a tool’s own pool',
   },
   {
+    method: 'get',
+    path: '/api/servers/{sub}/api-keys',
+    summary: 'API keys of a server (never the keys themselves)',
+  },
+  {
+    method: 'post',
+    path: '/api/servers/{sub}/api-keys',
+    summary: 'Create an API key for securityMode "apikey": the key is answered once',
+    body: NewCredentialBody,
+  },
+  {
+    method: 'delete',
+    path: '/api/servers/{sub}/api-keys/{id}',
+    summary: 'Revoke an API key (it stays listed as revoked)',
+  },
+  { method: 'get', path: '/api/accounts', summary: 'Admin accounts (owner)' },
+  {
+    method: 'post',
+    path: '/api/accounts',
+    summary: 'Create an account with a role (owner)',
+    body: NewAccountBody,
+  },
+  {
+    method: 'patch',
+    path: '/api/accounts/{id}',
+    summary: 'Change an account: role, servers, password, disabled (owner)',
+    body: AccountPatchBody,
+  },
+  { method: 'delete', path: '/api/accounts/{id}', summary: 'Delete an account (owner)' },
+  { method: 'get', path: '/api/me/tokens', summary: 'Your personal API tokens' },
+  {
+    method: 'post',
+    path: '/api/me/tokens',
+    summary: 'Create a personal API token: answered once, acts with your role',
+    body: NewCredentialBody,
+  },
+  { method: 'delete', path: '/api/me/tokens/{id}', summary: 'Revoke a personal API token' },
+  {
+    method: 'get',
+    path: '/api/auth/methods',
+    summary: 'How one may sign in to the dashboard here',
+  },
+  {
+    method: 'post',
+    path: '/api/auth/password',
+    summary: 'Sign in with e-mail and password: a session cookie and its CSRF token',
+    body: PasswordSignInBody,
+  },
+  { method: 'get', path: '/api/session', summary: 'Who is calling, and the session’s CSRF token' },
+  { method: 'delete', path: '/api/session', summary: 'Sign out' },
+  {
+    method: 'get',
+    path: '/auth/oidc/start',
+    summary: 'Start single sign-on (a browser navigation; redirects to the provider)',
+    query: ['returnTo'],
+  },
+  {
+    method: 'get',
+    path: '/auth/oidc/callback',
+    summary: 'Where the provider sends the browser back (redirects to the dashboard)',
+  },
+  {
+    method: 'get',
+    path: '/api/audit',
+    summary: 'The audit log, newest first (an operator sees its servers’ entries)',
+    query: ['actor', 'action', 'server', 'outcome', 'since', 'until', 'limit', 'cursor'],
+  },
+  {
     method: 'post',
     path: '/api/admin-token/rotate',
     summary:
@@ -198,8 +273,16 @@ const ERROR_RESPONSE = {
 
 const cached = new Map<string, object>();
 
+/** The route table as the document needs it: `METHOD /path/{param}` → permission. */
+export type RoutePermissions = ReadonlyMap<string, Permission>;
+
+/** Every operation as `METHOD /path/{param}` (what a test holds against the route table). */
+export function documentedOperations(): string[] {
+  return OPERATIONS.map((operation) => `${operation.method.toUpperCase()} ${operation.path}`);
+}
+
 /** The OpenAPI 3.1 document (built once). */
-export function openApiDocument(version: string): object {
+export function openApiDocument(version: string, permissions: RoutePermissions): object {
   const known = cached.get(version);
   if (known) return known;
   const paths: Record<string, Record<string, unknown>> = {};
@@ -218,9 +301,11 @@ export function openApiDocument(version: string): object {
         schema: { type: 'string' },
       })),
     ];
+    const permission = permissions.get(`${operation.method.toUpperCase()} ${operation.path}`);
     (paths[operation.path] ??= {})[operation.method] = {
       summary: operation.summary,
-      security: [{ adminToken: [] }],
+      ...(permission === undefined ? {} : { 'x-mcphost-permission': permission }),
+      security: permission === 'public' ? [] : [{ adminToken: [] }, { session: [] }],
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(operation.body
         ? {
@@ -244,7 +329,14 @@ export function openApiDocument(version: string): object {
   const document = {
     openapi: '3.1.0',
     info: { title: 'mcphost admin API', version },
-    components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer' } } },
+    components: {
+      securitySchemes: {
+        // The admin token or a personal token (mcph_pat_…).
+        adminToken: { type: 'http', scheme: 'bearer' },
+        // The dashboard's session; writes also need the X-CSRF-Token header.
+        session: { type: 'apiKey', in: 'cookie', name: '__Host-mcph_session' },
+      },
+    },
     paths,
   };
   cached.set(version, document);

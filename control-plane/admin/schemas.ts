@@ -19,6 +19,7 @@ import {
   promptDefinitionSchema,
   resourceDefinitionSchema,
   secretValueSchema,
+  securityModeSchema,
   subdomainSchema,
   toolDefinitionSchema,
   toolLimitsSchema,
@@ -34,7 +35,7 @@ export const ResourceDefinitionBody = resourceDefinitionSchema;
 export const ServerSettingsBody = z
   .strictObject({
     name: z.string().min(1).max(256).optional(),
-    securityMode: z.enum(['none', 'oauth2']).optional(),
+    securityMode: securityModeSchema.optional(),
     oauthServerUrl: z.string().url().max(2048).nullable().optional(),
     /** Expected `aud` instead of the resource URL; null = the resource URL. */
     oauthAudience: z.string().min(1).max(2048).nullable().optional(),

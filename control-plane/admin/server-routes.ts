@@ -5,19 +5,24 @@
  * a container runtime the sandbox engine lacks.
  */
 import { sendJson } from '../http/index.js';
-import type { Router } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import { missingRuntimeMessage } from '../sandbox/index.js';
 import type { ServerSettingsPatch } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { CreateServerBody, ServerSettingsBody } from './schemas.js';
 import { serverView } from './server-view.js';
+import { snapshots } from './audit-snapshots.js';
+import { visibleServers, type AdminRouter } from './permissions.js';
 
-export function addServerRoutes(router: Router, context: AdminContext): void {
+export function addServerRoutes(router: AdminRouter, context: AdminContext): void {
   const { config, store } = context;
+  const before = snapshots(context);
 
-  router.add('GET', '/api/servers', async ({ res }) => {
-    const servers = await store.listServers();
+  router.add('GET', '/api/servers', { permission: 'read' }, async ({ res, principal }) => {
+    const visible = visibleServers(principal);
+    const servers = (await store.listServers()).filter(
+      (server) => visible === undefined || visible.includes(server.subdomain),
+    );
     const views = await Promise.all(
       servers.map(async (server) =>
         serverView(config, server, (await store.listTools(server.subdomain)).length),
@@ -26,20 +31,31 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
     sendJson(res, 200, { servers: views });
   });
 
-  router.add('POST', '/api/servers', async ({ req, res }) => {
+  const create = {
+    permission: 'administer',
+    audit: {
+      action: 'server.create',
+      server: (answer: unknown) => (answer as { subdomain?: string } | undefined)?.subdomain,
+    },
+  } as const;
+  router.add('POST', '/api/servers', create, async ({ req, res }) => {
     const body = await readJson(req, config.maxBodyBytes, CreateServerBody, 'server');
     const server = await store.createServer(body);
     await context.cache.settled();
     sendJson(res, 201, serverView(config, server, 0));
   });
 
-  router.add('GET', '/api/servers/:sub', async ({ res, params }) => {
+  router.add('GET', '/api/servers/:sub', { permission: 'read' }, async ({ res, params }) => {
     const server = await requireServer(context, params.sub!);
     const tools = await store.listTools(server.subdomain);
     sendJson(res, 200, serverView(config, server, tools.length));
   });
 
-  router.add('PATCH', '/api/servers/:sub/settings', async ({ req, res, params }) => {
+  const settings = {
+    permission: 'administer',
+    audit: { action: 'server.settings', before: before.server },
+  } as const;
+  router.add('PATCH', '/api/servers/:sub/settings', settings, async ({ req, res, params }) => {
     const body = await readJson(req, config.maxBodyBytes, ServerSettingsBody, 'settings');
     const current = await requireServer(context, params.sub!);
     if (body.runtime !== undefined) await requireRuntime(context, body.runtime);
@@ -84,7 +100,11 @@ export function addServerRoutes(router: Router, context: AdminContext): void {
     sendJson(res, 200, { ...serverView(config, server, tools.length), warnings });
   });
 
-  router.add('DELETE', '/api/servers/:sub', async ({ res, params }) => {
+  const remove = {
+    permission: 'administer',
+    audit: { action: 'server.delete', before: before.server },
+  } as const;
+  router.add('DELETE', '/api/servers/:sub', remove, async ({ res, params }) => {
     await requireServer(context, params.sub!);
     await store.deleteServer(params.sub!);
     await context.cache.settled();

@@ -6,66 +6,93 @@
  */
 import { errorSpecOf, McphostError } from '../errors.js';
 import { sendJson } from '../http/index.js';
-import type { Router } from '../http/index.js';
 import { parseInput } from '../http/index.js';
 import { toolNameSchema, type ToolRecord } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
+import { snapshots } from './audit-snapshots.js';
+import { adminCallerOf, principalOf, type AdminRouter } from './permissions.js';
 import { clientAddressFromHeaders, requestIdOf } from '../http/index.js';
 
-export function addToolRoutes(router: Router, context: AdminContext): void {
+export function addToolRoutes(router: AdminRouter, context: AdminContext): void {
   const { config, store } = context;
+  const before = snapshots(context);
+  const read = { permission: 'read' } as const;
+  const write = (action: string) =>
+    ({ permission: 'operate', audit: { action, before: before.tool } }) as const;
 
-  router.add('GET', '/api/servers/:sub/tools', async ({ res, params }) => {
+  router.add('GET', '/api/servers/:sub/tools', read, async ({ res, params }) => {
     await requireServer(context, params.sub!);
     sendJson(res, 200, { tools: await store.listTools(params.sub!) });
   });
 
-  router.add('GET', '/api/servers/:sub/tools/:name', async ({ res, params }) => {
+  router.add('GET', '/api/servers/:sub/tools/:name', read, async ({ res, params }) => {
     sendJson(res, 200, await requireTool(context, params.sub!, params.name!));
   });
 
-  router.add('PUT', '/api/servers/:sub/tools/:name', async ({ req, res, params }) => {
-    const name = parseInput(toolNameSchema, params.name, 'tool name');
-    const definition = await readJson(req, config.maxBodyBytes, ToolDefinitionBody, 'tool');
-    const problem = context.checkSyntax(definition.code);
-    if (problem) {
-      throw new McphostError(
-        'ERR_TOOL_SYNTAX',
-        `syntax error at line ${problem.line}, column ${problem.column}: ${problem.message}`,
-        { details: problem },
-      );
-    }
-    await requireServer(context, params.sub!);
-    const existed = (await store.getTool(params.sub!, name)) !== undefined;
-    const tool = await store.saveTool(params.sub!, name, definition);
-    // Answer once this process serves the new version: a call right after the save runs it.
-    await context.cache.settled();
-    sendJson(res, existed ? 200 : 201, tool);
-  });
+  router.add(
+    'PUT',
+    '/api/servers/:sub/tools/:name',
+    write('tool.save'),
+    async ({ req, res, params }) => {
+      const name = parseInput(toolNameSchema, params.name, 'tool name');
+      const definition = await readJson(req, config.maxBodyBytes, ToolDefinitionBody, 'tool');
+      const problem = context.checkSyntax(definition.code);
+      if (problem) {
+        throw new McphostError(
+          'ERR_TOOL_SYNTAX',
+          `syntax error at line ${problem.line}, column ${problem.column}: ${problem.message}`,
+          { details: problem },
+        );
+      }
+      await requireServer(context, params.sub!);
+      const existed = (await store.getTool(params.sub!, name)) !== undefined;
+      const tool = await store.saveTool(params.sub!, name, definition);
+      // Answer once this process serves the new version: a call right after the save runs it.
+      await context.cache.settled();
+      sendJson(res, existed ? 200 : 201, tool);
+    },
+  );
 
-  router.add('DELETE', '/api/servers/:sub/tools/:name', async ({ res, params }) => {
-    await requireTool(context, params.sub!, params.name!);
-    await store.deleteTool(params.sub!, params.name!);
-    await context.cache.settled();
-    res.writeHead(204).end();
-  });
+  router.add(
+    'DELETE',
+    '/api/servers/:sub/tools/:name',
+    write('tool.delete'),
+    async ({ res, params }) => {
+      await requireTool(context, params.sub!, params.name!);
+      await store.deleteTool(params.sub!, params.name!);
+      await context.cache.settled();
+      res.writeHead(204).end();
+    },
+  );
 
-  router.add('GET', '/api/servers/:sub/tools/:name/versions', async ({ res, params }) => {
+  router.add('GET', '/api/servers/:sub/tools/:name/versions', read, async ({ res, params }) => {
     await requireTool(context, params.sub!, params.name!);
     sendJson(res, 200, { versions: await store.listToolVersions(params.sub!, params.name!) });
   });
 
-  router.add('POST', '/api/servers/:sub/tools/:name/rollback', async ({ req, res, params }) => {
-    const { version } = await readJson(req, config.maxBodyBytes, RollbackBody, 'rollback');
-    await requireTool(context, params.sub!, params.name!);
-    const tool = await store.rollbackTool(params.sub!, params.name!, version);
-    await context.cache.settled();
-    sendJson(res, 200, tool);
-  });
+  router.add(
+    'POST',
+    '/api/servers/:sub/tools/:name/rollback',
+    write('tool.rollback'),
+    async ({ req, res, params }) => {
+      const { version } = await readJson(req, config.maxBodyBytes, RollbackBody, 'rollback');
+      await requireTool(context, params.sub!, params.name!);
+      const tool = await store.rollbackTool(params.sub!, params.name!, version);
+      await context.cache.settled();
+      sendJson(res, 200, tool);
+    },
+  );
 
-  router.add('POST', '/api/servers/:sub/tools/:name/invoke', async ({ req, res, params }) => {
+  // A test run changes nothing stored, but runs code with the server's secrets: recorded,
+  // with its outcome and duration only (the result may hold what the secrets reached).
+  const invoke = {
+    permission: 'operate',
+    audit: { action: 'tool.invoke', after: testRunSummary },
+  } as const;
+  router.add('POST', '/api/servers/:sub/tools/:name/invoke', invoke, async (route) => {
+    const { req, res, params } = route;
     const body = await readJson(req, config.maxBodyBytes, InvokeBody, 'invocation');
     await requireServer(context, params.sub!);
     // The same cached view an MCP client gets: what was saved is what runs.
@@ -78,7 +105,7 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
     const result = await context.invoker.invoke({
       tool,
       args: body.params,
-      caller: { kind: 'admin' },
+      caller: adminCallerOf(principalOf(route)),
       requestId: requestIdOf(req),
       clientAddress: clientAddressFromHeaders(req.headers),
     });
@@ -98,6 +125,12 @@ export function addToolRoutes(router: Router, context: AdminContext): void {
       version: result.version,
     });
   });
+}
+
+/** What the audit log keeps of a test run's answer. */
+export function testRunSummary(answer: unknown): unknown {
+  const { ok, durationMs, version, error } = (answer ?? {}) as Record<string, unknown>;
+  return { ok, durationMs, version, ...(error === undefined ? {} : { error }) };
 }
 
 async function requireTool(

@@ -1,7 +1,8 @@
 /**
- * The outcome of checking a request's credentials for one hosted server: who
- * is calling, or the response that refuses the request (status, headers such
- * as the RFC 6750 bearer challenge, body).
+ * The outcome of checking a request's credentials (a bearer token, an API
+ * key, or none) for one hosted server: who is calling, or the response that
+ * refuses the request (status, headers such as the RFC 6750 bearer
+ * challenge, body).
  */
 import type { Caller } from '../invocation/index.js';
 

@@ -22,13 +22,28 @@ export function errorBody(error: unknown): { status: number; body: ErrorBody } {
   return { status: httpStatusFor(shown.code), body: { error: shown } };
 }
 
+/** Bodies sent on responses that asked to keep them (the admin side's audit trail reads them). */
+const keptBodies = new WeakMap<ServerResponse, unknown>();
+const keeping = new WeakSet<ServerResponse>();
+
+/** Makes `sendJson` keep the body it sends on `res`, for `sentBodyOf`. */
+export function keepSentBody(res: ServerResponse): void {
+  keeping.add(res);
+}
+
+/** The JSON body `sendJson` sent on a response marked by `keepSentBody`, else undefined. */
+export function sentBodyOf(res: ServerResponse): unknown {
+  return keptBodies.get(res);
+}
+
 /** Writes a JSON response. */
 export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
 ): void {
+  if (keeping.has(res)) keptBodies.set(res, body);
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',

@@ -2,7 +2,13 @@
  * The public face of http/: what other folders may import (eslint.config.js holds the rule).
  */
 export type { Authentication } from './authentication.js';
-export { sendError, sendJson, sendJsonRpcError } from './error-response.js';
+export {
+  keepSentBody,
+  sendError,
+  sendJson,
+  sendJsonRpcError,
+  sentBodyOf,
+} from './error-response.js';
 export { startListeners } from './http-listeners.js';
 export type { Listeners } from './http-listeners.js';
 export { OAuthGate } from './oauth-gate.js';
@@ -11,5 +17,6 @@ export { parseJsonBody, readBody } from './read-body.js';
 export { requestIdFromHeaders, requestIdOf, setRoute } from './request-context.js';
 export { clientAddressFromHeaders, TrustedProxies } from './client-address.js';
 export { Router } from './router.js';
-export type { RouteContext } from './router.js';
+export type { RouteContext, RouteEntry, RouteHandler, RouteMatch } from './router.js';
 export { parseInput } from './validate.js';
+export { ConcurrencyLimit } from './concurrency-limit.js';

@@ -1,8 +1,11 @@
 /**
- * The thin adapter between the hosted side and the framework-free OAuth core:
- * servers in mode "none" admit everyone; servers in OAuth 2.0 mode need a valid
- * bearer token. Verifiers are cached per (issuer, jwks_uri, audience, scopes),
- * so a settings change takes effect with the next request, with no restart.
+ * The gate of every hosted server, by its `securityMode`: "none" admits
+ * everyone; "oauth2" needs a valid bearer token (checked here, through the
+ * framework-free OAuth core); "apikey" needs one of the server's API keys
+ * (api-key-gate.ts). Verifiers are cached per (issuer, jwks_uri, audience,
+ * scopes) and keys follow the store, so a settings change or a revoked key
+ * takes effect with the next request, with no restart. (The name is older
+ * than the API-key mode; http/index.ts exports the class by it.)
  */
 import type { IncomingMessage } from 'node:http';
 import {
@@ -17,6 +20,7 @@ import {
 import { serverAddress, type Config } from '../config.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import type { ServerRecord } from '../store/index.js';
+import { ApiKeyGate, type ApiKeyGateOptions } from './api-key-gate.js';
 import type { Authentication } from './authentication.js';
 import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
@@ -24,23 +28,53 @@ const MAX_CACHED_VERIFIERS = 1000;
 /** What a 503 for an unreachable Authorization Server tells clients to wait, in seconds. */
 const RETRY_AFTER_SECONDS = 5;
 
+/** Admits or refuses each `/mcp` request of a hosted server by the server's security mode. */
 export class OAuthGate {
   readonly #config: Config;
   readonly #verifiers = new Map<string, AccessTokenVerifier>();
   readonly #fetch: typeof fetch | undefined;
+  readonly #apiKeys: ApiKeyGate | undefined;
 
-  /** `fetch` (default the global one) is used for JWKS; the service passes the egress-guarded one. */
-  constructor(config: Config, jwksFetch?: typeof fetch) {
+  /**
+   * `jwksFetch` (default the global one) is used for JWKS; the service passes
+   * the egress-guarded one. `apiKeys` (the store, at least) checks servers in
+   * API-key mode; without it such a server's requests fail (500), never open.
+   */
+  constructor(config: Config, jwksFetch?: typeof fetch, apiKeys?: ApiKeyGateOptions) {
     this.#config = config;
     this.#fetch = jwksFetch;
+    this.#apiKeys = apiKeys === undefined ? undefined : new ApiKeyGate(apiKeys);
   }
 
+  /** Who calls `server` with `req`, or the refusal to send. */
   async authenticate(
     server: ServerRecord,
     req: IncomingMessage,
     url: URL,
   ): Promise<Authentication> {
-    if (server.securityMode !== 'oauth2') return { ok: true, caller: { kind: 'anonymous' } };
+    switch (server.securityMode) {
+      case 'none':
+        return { ok: true, caller: { kind: 'anonymous' } };
+      case 'apikey':
+        if (this.#apiKeys === undefined) {
+          throw new Error('OAuthGate: built without a key store, it cannot check API keys');
+        }
+        return this.#apiKeys.authenticate(server, req);
+      case 'oauth2':
+        return this.#authenticateBearer(server, req, url);
+    }
+  }
+
+  /** Stops following the store and writes the API-key uses still noted. */
+  async close(): Promise<void> {
+    await this.#apiKeys?.close();
+  }
+
+  async #authenticateBearer(
+    server: ServerRecord,
+    req: IncomingMessage,
+    url: URL,
+  ): Promise<Authentication> {
     const address = serverAddress(this.#config, server.subdomain);
     const metadata = server.oauthMetadata;
     if (!metadata) {

@@ -14,7 +14,7 @@ export type OriginDecision =
 /** Methods and request headers a browser client of `/mcp` needs. */
 const ALLOWED_METHODS = 'GET, POST, DELETE';
 const ALLOWED_HEADERS =
-  'authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id';
+  'authorization, x-api-key, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id';
 /** Response headers a browser client must read: the session, the auth challenge, the wait. */
 const EXPOSED_HEADERS = 'mcp-session-id, mcp-protocol-version, www-authenticate, retry-after';
 /** How long a browser may cache a preflight answer, in seconds. */

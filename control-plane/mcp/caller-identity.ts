@@ -9,21 +9,31 @@ import { isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Caller } from '../invocation/index.js';
 
-/** Identity a session is bound to: the same subject and client must come back. */
+/**
+ * Identity a session is bound to: the same subject and client must come
+ * back; with an API key, the same key (another key of the same server is
+ * another caller, so a session id leaked with one key is no use with another).
+ */
 export function callerKeyOf(caller: Caller): string {
-  return caller.kind === 'oauth'
-    ? JSON.stringify(['oauth', caller.subject ?? null, caller.clientId ?? null])
-    : JSON.stringify([caller.kind]);
+  switch (caller.kind) {
+    case 'oauth':
+      return JSON.stringify(['oauth', caller.subject ?? null, caller.clientId ?? null]);
+    case 'apikey':
+      return JSON.stringify(['apikey', caller.keyId]);
+    default:
+      return JSON.stringify([caller.kind]);
+  }
 }
 
 /**
- * Whom session quotas and rate limits count against: an OAuth caller by its
- * subject (by its client when the token names no subject); anyone else by the
- * client's network — its IPv4 address, or the /64 of an IPv6 address (one
+ * Whom session quotas and rate limits count against: an API-key caller by its
+ * key; an OAuth caller by its subject (by its client when the token names no
+ * subject); anyone else by the client's network — its IPv4 address, or the /64 of an IPv6 address (one
  * host commonly holds a whole /64, so counting each address would give it
  * 2^64 budgets). An IPv4-mapped IPv6 address counts as its IPv4 address.
  */
 export function quotaKeyOf(caller: Caller, remoteAddress: string | undefined): string {
+  if (caller.kind === 'apikey') return JSON.stringify(['key', caller.keyId]);
   if (caller.kind === 'oauth') {
     if (caller.subject !== undefined) return JSON.stringify(['sub', caller.subject]);
     if (caller.clientId !== undefined) return JSON.stringify(['client', caller.clientId]);

@@ -1,7 +1,9 @@
 /**
  * Requests for `{subdomain}.{BASE_DOMAIN}`: the hosted MCP server. Unknown
  * subdomain → 404; deactivated → 503; OAuth 2.0 mode → the protected-resource
- * metadata paths exist and every `/mcp` request needs a valid bearer token.
+ * metadata paths exist and every `/mcp` request needs a valid bearer token;
+ * API-key mode → every `/mcp` request needs one of the server's keys (no
+ * metadata paths: there is no authorization server to discover).
  * On `/mcp`, in order: the browser `Origin` (403 unless allowed; preflights
  * answered here), authentication, the caller's request rate (429), then the
  * MCP endpoint. The Host header is never echoed: it is the caller's text.
@@ -20,7 +22,7 @@ import type { RateDecision } from './rate-limiter.js';
 export interface HostedSideOptions {
   /** The server of a subdomain, from the in-memory cache. */
   server(subdomain: string): ServerRecord | undefined;
-  /** Checks credentials of a request for a server (OAuth 2.0 mode), or admits it (mode none). */
+  /** Checks credentials of a request for a server (OAuth 2.0 or API-key mode), or admits it (mode none). */
   authenticate(server: ServerRecord, req: IncomingMessage, url: URL): Promise<Authentication>;
   /** RFC 9728 metadata of a server in OAuth 2.0 mode. */
   protectedResourceMetadata(server: ServerRecord): object;

@@ -20,7 +20,15 @@ import { messageOf } from './store-dialect.js';
 
 /** What part of a server's configuration changed; `resync` means anything may have. */
 export type StoreChangeKind =
-  'server' | 'tools' | 'prompts' | 'resources' | 'secrets' | 'pool' | 'meta' | 'resync';
+  | 'server'
+  | 'tools'
+  | 'prompts'
+  | 'resources'
+  | 'secrets'
+  | 'pool'
+  | 'meta'
+  | 'api-keys'
+  | 'resync';
 
 /** One change notification; `subdomain: null` means every server. */
 export interface StoreChange {

@@ -180,7 +180,14 @@ export class ConfigCache {
   }
 
   #onChange(change: StoreChange): void {
-    if (this.#stopped || change.kind === 'pool' || change.kind === 'meta') return;
+    // Pool sizes, meta entries and API keys are not part of what a server's cache holds.
+    if (
+      this.#stopped ||
+      change.kind === 'pool' ||
+      change.kind === 'meta' ||
+      change.kind === 'api-keys'
+    )
+      return;
     this.#pending.add(change.subdomain);
     if (this.#loaded) this.#reloading ??= this.#drain();
   }

@@ -177,6 +177,81 @@ export interface McpSessionMessagesTable {
   created_at: string;
 }
 
+/** An admin account (migration 0008). */
+export interface AccountsTable {
+  id: string;
+  /** Lower case; unique. */
+  email: string;
+  name: string;
+  /** owner, admin, operator or viewer. */
+  role: string;
+  /** `scrypt$…` (control-plane/accounts/password-hash.ts); null: no local sign-in. */
+  password_hash: string | null;
+  /** The OpenID Connect issuer `oidc_subject` belongs to. */
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
+  disabled: number;
+  /** Consecutive failed sign-ins (the lock schedule counts them). */
+  failed_sign_ins: number;
+  locked_until: string | null;
+  last_sign_in_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The servers an operator account may operate (migration 0008). */
+export interface AccountServersTable {
+  account_id: string;
+  server_id: string;
+}
+
+/** A dashboard session (migration 0008); the cookie's value is never stored, its SHA-256 is. */
+export interface AdminSessionsTable {
+  id_hash: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+}
+
+/** A hosted server's API key or an account's personal token (migration 0008), by its SHA-256. */
+export interface CredentialsTable {
+  id: string;
+  /** 'apikey' (server_id set) or 'personal' (account_id set). */
+  kind: string;
+  server_id: string | null;
+  account_id: string | null;
+  label: string;
+  /** The first characters of the secret, to tell keys apart in lists. */
+  prefix: string;
+  secret_hash: string;
+  /** Who created it (the actor's label). */
+  created_by: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** One audit entry (migration 0008). */
+export interface AuditLogTable {
+  seq: Generated<number>;
+  id: string;
+  at: string;
+  actor_kind: string;
+  actor_id: string | null;
+  actor_label: string;
+  action: string;
+  server: string | null;
+  target: string | null;
+  outcome: string;
+  client_address: string | null;
+  request_id: string | null;
+  /** JSON of {before?, after?, note?}. */
+  summary: string;
+}
+
 /** The whole database as Kysely types it. */
 export interface StoreDatabase {
   servers: ServersTable;
@@ -192,4 +267,9 @@ export interface StoreDatabase {
   mcp_sessions: McpSessionsTable;
   mcp_stream_events: McpStreamEventsTable;
   mcp_session_messages: McpSessionMessagesTable;
+  accounts: AccountsTable;
+  account_servers: AccountServersTable;
+  admin_sessions: AdminSessionsTable;
+  credentials: CredentialsTable;
+  audit_log: AuditLogTable;
 }

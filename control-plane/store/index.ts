@@ -7,6 +7,7 @@ export type { StoreChange, StoreChangeKind } from './change-feed.js';
 export type { McpSessionRow, McpStreamEventRow, SessionSignal } from './session-records.js';
 export { WRITTEN_BY_META_KEY, type StoreDialectName } from './store-dialect.js';
 export * from './records.js';
+export * from './account-records.js';
 export {
   createToolSchemaCompiler,
   JSON_SCHEMA_2020_12,

@@ -159,7 +159,7 @@ export const oauthMetadataSchema = z.looseObject({
 });
 export type OAuthMetadataSnapshot = z.infer<typeof oauthMetadataSchema>;
 
-export const securityModeSchema = z.enum(['none', 'oauth2']);
+export const securityModeSchema = z.enum(['none', 'oauth2', 'apikey']);
 export type SecurityMode = z.infer<typeof securityModeSchema>;
 
 /** Whose tools share a container: the server's (default) or each tool's own. */

@@ -15,7 +15,25 @@ import {
   DEFAULT_CHANGE_CHANNEL,
   type StoreChange,
 } from './change-feed.js';
+import * as accounts from './account-queries.js';
+import type {
+  AccountPatch,
+  AccountRecord,
+  AdminSessionRecord,
+  AuditEntry,
+  AuditEntryInput,
+  AuditPage,
+  AuditQuery,
+  CredentialKind,
+  CredentialOwner,
+  CredentialRecord,
+  NewAccount,
+  NewCredential,
+} from './account-records.js';
+import * as adminSessions from './admin-session-queries.js';
+import * as audit from './audit-queries.js';
 import * as backups from './backup.js';
+import * as credentials from './credential-queries.js';
 import type { StoreBackup } from './backup.js';
 import * as entries from './entry-queries.js';
 import type { EntryInputs, EntryKind, EntryRecord, EntryVersionRecord } from './entry-records.js';
@@ -239,6 +257,52 @@ export interface Store {
    */
   onSessionSignal(listener: (signal: SessionSignal) => void): () => void;
 
+  /** Every admin account, ordered by e-mail. */
+  listAccounts(): Promise<AccountRecord[]>;
+  /** One account by id, e-mail or OpenID identity, or undefined. */
+  findAccount(
+    by: { id: string } | { email: string } | { oidcIssuer: string; oidcSubject: string },
+  ): Promise<AccountRecord | undefined>;
+  /** Creates an account; ERR_CONFLICT for a taken e-mail, ERR_VALIDATION for an unknown server. */
+  createAccount(input: NewAccount): Promise<AccountRecord>;
+  /** Changes an account (ending its sessions when its authority changed); the last owner stays (ERR_CONFLICT). */
+  updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord>;
+  /** Deletes an account with its sessions and tokens; the last owner stays (ERR_CONFLICT). */
+  deleteAccount(id: string): Promise<void>;
+  /** Counts a failed sign-in and locks for `lockMsFor(count)` ms; returns the count. */
+  recordFailedSignIn(id: string, lockMsFor: (failures: number) => number): Promise<number>;
+  /** Records a sign-in (clears failures), linking an OpenID identity when given. */
+  recordSignIn(id: string, link?: { oidcIssuer: string; oidcSubject: string }): Promise<void>;
+
+  /** Stores a dashboard session. */
+  createAdminSession(session: Omit<AdminSessionRecord, 'createdAt' | 'lastUsedAt'>): Promise<void>;
+  /** A dashboard session by the SHA-256 (hex) of its cookie value. */
+  getAdminSession(idHash: string): Promise<AdminSessionRecord | undefined>;
+  /** Marks a dashboard session used now. */
+  touchAdminSession(idHash: string): Promise<void>;
+  /** Ends a dashboard session; false when there was none. */
+  deleteAdminSession(idHash: string): Promise<boolean>;
+  /** Deletes expired sessions and those unused since `idleBefore`; returns how many. */
+  pruneAdminSessions(idleBefore: string): Promise<number>;
+
+  /** Stores a new API key or personal token (by its hash). */
+  createCredential(input: NewCredential): Promise<CredentialRecord>;
+  /** A server's API keys or an account's tokens, newest first. */
+  listCredentials(owner: CredentialOwner): Promise<CredentialRecord[]>;
+  /** The credential whose secret has this SHA-256 (hex), or undefined. */
+  findCredential(kind: CredentialKind, secretHash: string): Promise<CredentialRecord | undefined>;
+  /** Revokes a credential of its owner; ERR_NOT_FOUND when the owner has none of this id. */
+  revokeCredential(owner: CredentialOwner, id: string): Promise<CredentialRecord>;
+  /** Marks credentials used now, in one statement. */
+  touchCredentials(ids: readonly string[]): Promise<void>;
+
+  /** Appends one audit entry. */
+  appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
+  /** A page of the audit log, newest first; `visibleServers` limits it to those servers' entries. */
+  listAudit(query: AuditQuery, visibleServers?: readonly string[]): Promise<AuditPage>;
+  /** Deletes audit entries older than `before` (ISO); returns how many. */
+  pruneAudit(before: string): Promise<number>;
+
   /** Every configuration table as one JSON document (see backup.ts). */
   exportBackup(): Promise<StoreBackup>;
   /** Restores a backup in one transaction; refuses a non-empty store unless `replace`. */
@@ -347,6 +411,26 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       sessions.relayMcpSessionMessage(context, sessionId, message),
     readMcpSessionMessage: (ref) => sessions.readMcpSessionMessage(context, ref),
     onSessionSignal: (listener) => feed.subscribeToSessions(listener),
+    listAccounts: () => accounts.listAccounts(context),
+    findAccount: (by) => accounts.findAccount(context, by),
+    createAccount: (input) => accounts.createAccount(context, input),
+    updateAccount: (id, patch) => accounts.updateAccount(context, id, patch),
+    deleteAccount: (id) => accounts.deleteAccount(context, id),
+    recordFailedSignIn: (id, lockMsFor) => accounts.recordFailedSignIn(context, id, lockMsFor),
+    recordSignIn: (id, link) => accounts.recordSignIn(context, id, link),
+    createAdminSession: (session) => adminSessions.createAdminSession(context, session),
+    getAdminSession: (idHash) => adminSessions.getAdminSession(context, idHash),
+    touchAdminSession: (idHash) => adminSessions.touchAdminSession(context, idHash),
+    deleteAdminSession: (idHash) => adminSessions.deleteAdminSession(context, idHash),
+    pruneAdminSessions: (idleBefore) => adminSessions.pruneAdminSessions(context, idleBefore),
+    createCredential: (input) => credentials.createCredential(context, input),
+    listCredentials: (owner) => credentials.listCredentials(context, owner),
+    findCredential: (kind, secretHash) => credentials.findCredential(context, kind, secretHash),
+    revokeCredential: (owner, id) => credentials.revokeCredential(context, owner, id),
+    touchCredentials: (ids) => credentials.touchCredentials(context, ids),
+    appendAudit: (entry) => audit.appendAudit(context, entry),
+    listAudit: (query, visibleServers) => audit.listAudit(context, query, visibleServers),
+    pruneAudit: (before) => audit.pruneAudit(context, before),
     exportBackup: () => backups.exportBackup(context),
     importBackup: (backup, options) => backups.importBackup(context, backup, options),
     onChange: (listener) => feed.subscribe(listener),

@@ -308,7 +308,8 @@ export function describeAdminApi(
         server: 'alpha',
         tool: 'add',
         version: 3,
-        caller: { kind: 'admin' },
+        // Who ran it: the bootstrap owner's token.
+        caller: { kind: 'admin', actor: 'admin token' },
       });
       expect((await plane.admin('GET', '/api/invocations?limit=0')).status).toBe(400);
     });

@@ -258,6 +258,7 @@ describe('browser origins', () => {
     const allowed = preflight.headers.get('access-control-allow-headers') ?? '';
     for (const header of [
       'authorization',
+      'x-api-key',
       'content-type',
       'mcp-session-id',
       'mcp-protocol-version',

@@ -70,3 +70,21 @@ export async function signIn(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
 }
+
+/** Signs in with a local account's e-mail and password; resolves on the server list. */
+export async function signInWithPassword(
+  page: Page,
+  email: string,
+  password: string,
+): Promise<void> {
+  await page.getByLabel('E-mail', { exact: true }).fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+}
+
+/** Signs out from the header; resolves on the sign-in screen. */
+export async function signOut(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+}

@@ -4,6 +4,7 @@
  * (`params.<declared>`, `env.<listed secret>`, the `sdk` members, the web platform,
  * `console`). A syntax error reported by the control plane is marked on its
  * line. Tab is left to the browser so keyboard users can leave the editor.
+ * Every editor inside an element can be made read-only at once.
  */
 import {
   autocompletion,
@@ -19,7 +20,13 @@ import {
   indentOnInput,
   syntaxHighlighting,
 } from '@codemirror/language';
-import { EditorState, StateEffect, StateField, type Extension } from '@codemirror/state';
+import {
+  Compartment,
+  EditorState,
+  StateEffect,
+  StateField,
+  type Extension,
+} from '@codemirror/state';
 import {
   Decoration,
   EditorView,
@@ -43,6 +50,9 @@ export interface CodeEditor {
   /** Marks `line` (1-based) as erroneous and moves the cursor there; null clears the mark. */
   markError(line: number | null, message?: string): void;
 }
+
+/** Whether an editor accepts typing; switched off for a role that may only read the code. */
+const editability = new Compartment();
 
 const setErrorLine = StateEffect.define<{ line: number; message: string } | null>();
 
@@ -204,6 +214,7 @@ export function createCodeEditor(
     javascript(),
     autocompletion({ override: [toolScopeCompletions(options.scope), localCompletionSource] }),
     errorLineField,
+    editability.of([]),
     EditorView.lineWrapping,
     // The page's Content-Security-Policy admits CodeMirror's <style> element by this nonce.
     EditorView.cspNonce.of(
@@ -238,4 +249,17 @@ export function createCodeEditor(
       });
     },
   };
+}
+
+/** Makes every code editor inside `root` read-only (it can still be focused, read and selected). */
+export function makeEditorsReadOnly(root: Element): void {
+  root.querySelectorAll<HTMLElement>('.cm-editor').forEach((element) => {
+    EditorView.findFromDOM(element)?.dispatch({
+      // Still focusable (keyboard users read it), announced read-only, refusing every change.
+      effects: editability.reconfigure([
+        EditorState.readOnly.of(true),
+        EditorView.contentAttributes.of({ 'aria-readonly': 'true' }),
+      ]),
+    });
+  });
 }

@@ -4,10 +4,14 @@
  * list, the form, a try-it panel and the version history. Saving sends the
  * whole definition; on refusal the editor shows why and nothing is saved,
  * on success the new version gets a fresh try-it panel and history. Delete
- * asks first; a rollback reloads the editor.
+ * asks first; a rollback reloads the editor. A principal that may not change
+ * the server reads the definition and its history, with no control to save,
+ * delete, try or roll back.
  */
 import { api } from './api.js';
+import { makeEditorsReadOnly } from './code-editor.js';
 import { announce, confirmDialog, h, replaceChildren, type Child } from './dom.js';
+import { disableControls, mayOperate, readOnlyNote, roleNote } from './permissions.js';
 import { renderVersionHistory } from './versions-panel.js';
 
 /** What an editor brings to the page. */
@@ -15,6 +19,8 @@ export interface EditorPageOptions<R extends { version: number }> {
   /** What is edited, as the page names it ("tool", "prompt", "resource"). */
   kind: string;
   name: string;
+  /** The server the definition belongs to: who may change it depends on it. */
+  subdomain: string;
   /** The definition's admin API path (PUT, DELETE, `/versions`, `/rollback`). */
   path: string;
   /** The dashboard route of the kind's list, linked as "All {kind}s". */
@@ -46,6 +52,16 @@ export async function renderEditorPage<R extends { version: number }>(
 ): Promise<void> {
   const { kind, name, path, record } = options;
   const noun = `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
+  const editable = mayOperate(options.subdomain);
+  if (!editable && !record) {
+    replaceChildren(
+      panel,
+      h('p', { class: 'crumbs' }, h('a', { href: options.listRoute }, `All ${kind}s`)),
+      h('h2', {}, `No ${kind} ${name}`),
+      h('p', {}, `This server has no ${kind} named ${name}.`),
+    );
+    return;
+  }
   const errorBox = h('div', { role: 'alert', class: 'error', id: `${kind}-error` });
   const status = h('p', { role: 'status', class: 'ok', id: `${kind}-status` });
   const tryPanel = h('section', { class: 'card' });
@@ -56,32 +72,48 @@ export async function renderEditorPage<R extends { version: number }>(
     record ? `${noun} ${name} (version ${record.version})` : `New ${kind} ${name}`,
   );
   const showSaved = async (saved: R) => {
-    options.tryPanel.render(tryPanel, saved);
+    if (editable) {
+      options.tryPanel.render(tryPanel, saved);
+    } else {
+      replaceChildren(
+        tryPanel,
+        h('h2', {}, options.tryPanel.title),
+        roleNote(`may not use ${options.tryPanel.title} on this server.`),
+      );
+    }
     versions.hidden = false;
-    await renderVersionHistory(versions, { base: path, name, onRolledBack: options.reload });
+    await renderVersionHistory(versions, {
+      base: path,
+      name,
+      onRolledBack: options.reload,
+      canRollBack: editable,
+    });
   };
-  const deleteButton = options.canDelete
-    ? h(
-        'button',
-        {
-          type: 'button',
-          class: 'danger',
-          hidden: record === undefined,
-          onclick: async () => {
-            if (!(await confirmDialog(`Delete ${kind} ${name} and its history?`, `Delete ${name}`)))
-              return;
-            try {
-              await api('DELETE', path);
-              announce(`${noun} ${name} deleted.`);
-              location.hash = options.listRoute;
-            } catch (error) {
-              replaceChildren(errorBox, h('p', {}, (error as Error).message));
-            }
+  const deleteButton =
+    editable && options.canDelete
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            hidden: record === undefined,
+            onclick: async () => {
+              if (
+                !(await confirmDialog(`Delete ${kind} ${name} and its history?`, `Delete ${name}`))
+              )
+                return;
+              try {
+                await api('DELETE', path);
+                announce(`${noun} ${name} deleted.`);
+                location.hash = options.listRoute;
+              } catch (error) {
+                replaceChildren(errorBox, h('p', {}, (error as Error).message));
+              }
+            },
           },
-        },
-        `Delete ${kind}`,
-      )
-    : null;
+          `Delete ${kind}`,
+        )
+      : null;
 
   const form = h(
     'form',
@@ -105,16 +137,23 @@ export async function renderEditorPage<R extends { version: number }>(
       },
     },
     heading,
+    editable ? null : readOnlyNote(`this ${kind}`),
     ...options.fields,
     errorBox,
     status,
-    h(
-      'div',
-      { class: 'form-actions' },
-      h('button', { type: 'submit', class: 'primary' }, `Save ${kind}`),
-      deleteButton,
-    ),
+    editable
+      ? h(
+          'div',
+          { class: 'form-actions' },
+          h('button', { type: 'submit', class: 'primary' }, `Save ${kind}`),
+          deleteButton,
+        )
+      : null,
   );
+  if (!editable) {
+    disableControls(form);
+    makeEditorsReadOnly(form);
+  }
   replaceChildren(
     panel,
     h('p', { class: 'crumbs' }, h('a', { href: options.listRoute }, `All ${kind}s`)),

@@ -42,6 +42,7 @@ export async function renderEntryEditor<K extends EntryKind>(
   await renderEditorPage(panel, {
     kind,
     name,
+    subdomain: server.subdomain,
     path: entryPath(server.subdomain, kind, name),
     listRoute: entryRoute(server.subdomain, kind),
     record: options.record,

@@ -1,10 +1,11 @@
 /**
  * The list half of the Prompts and Resources tabs: a table of the server's
- * entries (the name links to the editor) and a form that opens the editor of
- * a new name. The tabs say which columns they show.
+ * entries (the name links to the editor) and, for those who may change
+ * them, a form that opens the editor of a new name. The tabs say which columns they show.
  */
 import { entryRoute } from './entry-api.js';
 import { formatTime, h, type Child } from './dom.js';
+import { mayOperate } from './permissions.js';
 import type { EntryKind } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
 
@@ -64,7 +65,7 @@ export function entryList<R extends { name: string; version: number; updatedAt: 
     error,
     h('button', { type: 'submit', class: 'primary' }, `New ${kind}`),
   );
-  return [
+  const elements: (HTMLElement | null)[] = [
     h('h2', {}, plural),
     records.length === 0
       ? h('p', {}, `No ${kind}s yet.`)
@@ -105,6 +106,7 @@ export function entryList<R extends { name: string; version: number; updatedAt: 
             ),
           ),
         ),
-    newForm,
+    mayOperate(server.subdomain) ? newForm : null,
   ];
+  return elements.filter((element): element is HTMLElement => element !== null);
 }

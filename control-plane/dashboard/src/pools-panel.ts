@@ -4,10 +4,11 @@
  * and hour, its fair share and ceiling), the size of its pools (editable: the
  * server's shared pools, and each tool that has containers of its own), and
  * every pool of the server with its shape. A refresh never overwrites a size
- * the operator is typing.
+ * the operator is typing. Sizes are read-only to those who may not change the server.
  */
 import { api, segment } from './api.js';
 import { announce, h, replaceChildren } from './dom.js';
+import { mayOperate } from './permissions.js';
 import type { PoolStats } from '../../sandbox/index.js';
 import type { ToolRecord } from '../../store/index.js';
 import type { PoolsAnswer, ServerInfo } from './types.js';
@@ -26,6 +27,7 @@ export function createPoolsPanel(
   tools: ToolRecord[],
 ): { element: HTMLElement; refresh(): Promise<void> } {
   const sub = server.subdomain;
+  const operate = mayOperate(sub);
   const summary = h('p', { id: 'pool-summary' }, '—');
   const error = h('p', { role: 'alert', class: 'error' });
   const poolBody = h('tbody');
@@ -51,6 +53,7 @@ export function createPoolsPanel(
     const markDirty = () => (row.dirty = true);
     row.min.addEventListener('input', markDirty);
     row.max.addEventListener('input', markDirty);
+    row.min.disabled = row.max.disabled = !operate;
     row.min.setAttribute('aria-label', `Minimum containers kept for ${what}`);
     row.max.setAttribute('aria-label', `Maximum size of ${what}`);
     return row;
@@ -91,19 +94,20 @@ export function createPoolsPanel(
         ),
         h('td', {}, row.min),
         h('td', {}, row.max),
-        h(
-          'td',
-          {},
+        operate &&
           h(
-            'button',
-            {
-              type: 'button',
-              'aria-label': `Save pool size for ${row.tool === '' ? sub : row.tool}`,
-              onclick: () => void save(row),
-            },
-            'Save',
+            'td',
+            {},
+            h(
+              'button',
+              {
+                type: 'button',
+                'aria-label': `Save pool size for ${row.tool === '' ? sub : row.tool}`,
+                onclick: () => void save(row),
+              },
+              'Save',
+            ),
           ),
-        ),
       ),
     ),
   );
@@ -163,7 +167,9 @@ export function createPoolsPanel(
           h(
             'tr',
             {},
-            ['Pools of', 'Min kept', 'Max size', 'Action'].map((t) => h('th', { scope: 'col' }, t)),
+            ['Pools of', 'Min kept', 'Max size']
+              .concat(operate ? ['Action'] : [])
+              .map((t) => h('th', { scope: 'col' }, t)),
           ),
         ),
         sizeBody,

@@ -1,16 +1,19 @@
 /**
  * The Secrets tab: names and update times (values are write-only: the API
  * never returns them and the form forgets what was typed once saved), set
- * or replace a value, delete after a confirmation.
+ * or replace a value, delete after a confirmation (for those who may change
+ * the server's secrets).
  */
 import { api, segment } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
+import { mayOperate, readOnlyNote } from './permissions.js';
 import type { SecretSummary } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
 
 /** Renders the secrets of `server` into `panel`. */
 export async function renderSecretsTab(panel: HTMLElement, server: ServerInfo): Promise<void> {
   const base = `/api/servers/${segment(server.subdomain)}/secrets`;
+  const operate = mayOperate(server.subdomain);
   const { secrets } = await api<{ secrets: SecretSummary[] }>('GET', base);
   const rerender = async (focusId?: string) => {
     await renderSecretsTab(panel, server);
@@ -87,7 +90,9 @@ export async function renderSecretsTab(panel: HTMLElement, server: ServerInfo): 
               h(
                 'tr',
                 {},
-                ['Name', 'Updated', 'Action'].map((title) => h('th', { scope: 'col' }, title)),
+                ['Name', 'Updated']
+                  .concat(operate ? ['Action'] : [])
+                  .map((title) => h('th', { scope: 'col' }, title)),
               ),
             ),
             h(
@@ -99,40 +104,41 @@ export async function renderSecretsTab(panel: HTMLElement, server: ServerInfo): 
                   {},
                   h('th', { scope: 'row' }, h('code', {}, secret.name)),
                   h('td', {}, formatTime(secret.updatedAt)),
-                  h(
-                    'td',
-                    {},
+                  operate &&
                     h(
-                      'button',
-                      {
-                        type: 'button',
-                        class: 'danger',
-                        'aria-label': `Delete secret ${secret.name}`,
-                        onclick: async () => {
-                          if (
-                            !(await confirmDialog(
-                              `Delete secret ${secret.name}? Tools that use it will no longer see it.`,
-                              `Delete ${secret.name}`,
-                            ))
-                          )
-                            return;
-                          try {
-                            await api('DELETE', `${base}/${segment(secret.name)}`);
-                            announce(`Secret ${secret.name} deleted.`);
-                            await rerender();
-                          } catch (failure) {
-                            error.textContent = (failure as Error).message;
-                          }
+                      'td',
+                      {},
+                      h(
+                        'button',
+                        {
+                          type: 'button',
+                          class: 'danger',
+                          'aria-label': `Delete secret ${secret.name}`,
+                          onclick: async () => {
+                            if (
+                              !(await confirmDialog(
+                                `Delete secret ${secret.name}? Tools that use it will no longer see it.`,
+                                `Delete ${secret.name}`,
+                              ))
+                            )
+                              return;
+                            try {
+                              await api('DELETE', `${base}/${segment(secret.name)}`);
+                              announce(`Secret ${secret.name} deleted.`);
+                              await rerender();
+                            } catch (failure) {
+                              error.textContent = (failure as Error).message;
+                            }
+                          },
                         },
-                      },
-                      'Delete',
+                        'Delete',
+                      ),
                     ),
-                  ),
                 ),
               ),
             ),
           ),
         ),
-    form,
+    operate ? form : readOnlyNote('the secrets of this server'),
   );
 }

@@ -1,15 +1,26 @@
 /**
- * The servers screen: every hosted server (subdomain, address, security
- * mode, active, tool count), a form to create one, activate/deactivate, and
- * delete after a confirmation.
+ * The servers screen: every hosted server the principal may read
+ * (subdomain, address, security mode, active, tool count); for admins and
+ * owners a form to create one, activate/deactivate, and delete after a
+ * confirmation.
  */
 import { ApiError, api, segment } from './api.js';
 import { announce, confirmDialog, h, replaceChildren } from './dom.js';
+import { mayAdminister } from './permissions.js';
+import { currentPrincipal } from './session.js';
 import type { ServerInfo } from './types.js';
+
+/** The Security column's word for each mode. */
+const SECURITY_WORDS: Record<ServerInfo['securityMode'], string> = {
+  none: 'None',
+  oauth2: 'OAuth 2.0',
+  apikey: 'API keys',
+};
 
 /** Renders the list into `main`. */
 export async function renderServerList(main: HTMLElement): Promise<void> {
   const { servers } = await api<{ servers: ServerInfo[] }>('GET', '/api/servers');
+  const administer = mayAdminister();
   const createError = h('p', { role: 'alert', class: 'error' });
   const subdomain = h('input', {
     id: 'new-subdomain',
@@ -80,32 +91,33 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
           : null,
       ),
       h('td', { class: 'address' }, server.mcpUrl),
-      h('td', {}, server.securityMode === 'oauth2' ? 'OAuth 2.0' : 'None'),
+      h('td', {}, SECURITY_WORDS[server.securityMode] ?? server.securityMode),
       h('td', {}, server.active ? 'Active' : 'Inactive'),
       h('td', { class: 'number' }, server.toolCount),
-      h(
-        'td',
-        { class: 'actions' },
+      administer &&
         h(
-          'button',
-          {
-            type: 'button',
-            'aria-label': `${server.active ? 'Deactivate' : 'Activate'} ${server.subdomain}`,
-            onclick: () => void setActive(main, server, !server.active),
-          },
-          server.active ? 'Deactivate' : 'Activate',
+          'td',
+          { class: 'actions' },
+          h(
+            'button',
+            {
+              type: 'button',
+              'aria-label': `${server.active ? 'Deactivate' : 'Activate'} ${server.subdomain}`,
+              onclick: () => void setActive(main, server, !server.active),
+            },
+            server.active ? 'Deactivate' : 'Activate',
+          ),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              'aria-label': `Delete ${server.subdomain}`,
+              onclick: () => void deleteServer(main, server),
+            },
+            'Delete',
+          ),
         ),
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'danger',
-            'aria-label': `Delete ${server.subdomain}`,
-            onclick: () => void deleteServer(main, server),
-          },
-          'Delete',
-        ),
-      ),
     ),
   );
 
@@ -114,7 +126,7 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
     h('h1', { tabindex: -1 }, 'Servers'),
     h('p', { role: 'alert', class: 'error', id: 'list-error' }),
     servers.length === 0
-      ? h('p', {}, 'No servers yet. Create the first one below.')
+      ? h('p', {}, emptyText(administer))
       : h(
           'div',
           { class: 'table-wrap' },
@@ -128,16 +140,24 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
               h(
                 'tr',
                 {},
-                ...['Subdomain', 'MCP address', 'Security', 'Status', 'Tools', 'Actions'].map(
-                  (title) => h('th', { scope: 'col' }, title),
-                ),
+                ...['Subdomain', 'MCP address', 'Security', 'Status', 'Tools']
+                  .concat(administer ? ['Actions'] : [])
+                  .map((title) => h('th', { scope: 'col' }, title)),
               ),
             ),
             h('tbody', {}, rows),
           ),
         ),
-    createForm,
+    administer ? createForm : null,
   );
+}
+
+/** What an empty list says: where servers come from for this principal. */
+function emptyText(administer: boolean): string {
+  if (administer) return 'No servers yet. Create the first one below.';
+  return currentPrincipal()?.role === 'operator'
+    ? 'No server is assigned to you yet. An admin or owner can add you to one.'
+    : 'No servers yet.';
 }
 
 async function setActive(main: HTMLElement, server: ServerInfo, active: boolean): Promise<void> {

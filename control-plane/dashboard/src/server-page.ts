@@ -1,11 +1,14 @@
 /**
  * One server's page: its address and a tab bar (Settings, Tools, Prompts,
- * Resources, Secrets, Pools & activity); each tab is a link so the URL names what is open and
- * the browser's back button works.
+ * Resources, Secrets, Pools & activity, and API keys for those who manage
+ * them); each tab is a link so the URL names what is open and the browser's
+ * back button works.
  */
 import { api, segment } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { renderActivityTab } from './activity-tab.js';
+import { renderApiKeysTab } from './api-keys-tab.js';
+import { mayAdminister } from './permissions.js';
 import { renderPromptsTab } from './prompts-tab.js';
 import { renderResourcesTab } from './resources-tab.js';
 import { renderSecretsTab } from './secrets-tab.js';
@@ -14,7 +17,8 @@ import { renderToolsTab } from './tools-tab.js';
 import type { ServerInfo } from './types.js';
 
 /** The tabs of a server page. */
-export type ServerTab = 'settings' | 'tools' | 'prompts' | 'resources' | 'secrets' | 'activity';
+export type ServerTab =
+  'settings' | 'tools' | 'prompts' | 'resources' | 'secrets' | 'activity' | 'apikeys';
 
 /** The tabs with an editor per named item (`#/servers/{sub}/{tab}/{name}`). */
 export const TABS_WITH_ITEMS: readonly ServerTab[] = ['tools', 'prompts', 'resources'];
@@ -26,7 +30,16 @@ const TAB_TITLES: Record<ServerTab, string> = {
   resources: 'Resources',
   secrets: 'Secrets',
   activity: 'Pools & activity',
+  apikeys: 'API keys',
 };
+
+/** Every tab, in the order of the tab bar. */
+export const SERVER_TABS = Object.keys(TAB_TITLES) as ServerTab[];
+
+/** The tabs the signed-in principal may open: API keys are for admins and owners. */
+function visibleTabs(): ServerTab[] {
+  return SERVER_TABS.filter((tab) => tab !== 'apikeys' || mayAdminister());
+}
 
 /**
  * Renders the page of `subdomain` with `tab` open (and, on a tab with items,
@@ -57,7 +70,7 @@ export async function renderServerPage(
       h(
         'ul',
         {},
-        (Object.keys(TAB_TITLES) as ServerTab[]).map((key) =>
+        visibleTabs().map((key) =>
           h(
             'li',
             {},
@@ -88,6 +101,8 @@ export async function renderServerPage(
       return renderSecretsTab(panel, server);
     case 'activity':
       return renderActivityTab(panel, server);
+    case 'apikeys':
+      return renderApiKeysTab(panel, server);
   }
 }
 
@@ -98,5 +113,12 @@ export function activeLabel(server: ServerInfo): string {
 
 /** The page header's word for the security mode. */
 export function modeLabel(server: ServerInfo): string {
-  return server.securityMode === 'oauth2' ? 'OAuth 2.0' : 'No authentication';
+  switch (server.securityMode) {
+    case 'oauth2':
+      return 'OAuth 2.0';
+    case 'apikey':
+      return 'API keys';
+    default:
+      return 'No authentication';
+  }
 }

@@ -1,12 +1,14 @@
 /**
- * The Settings tab: display name, active, security mode and the OAuth
- * Server URL. Save sends one PATCH; when the control plane refuses (an
- * unreachable URL, metadata missing fields) the reason is shown inline and
- * the form keeps what was typed. In OAuth 2.0 mode it shows the
- * protected-resource metadata URL and what an MCP client will see.
+ * The Settings tab: display name, active, security mode (none, OAuth 2.0,
+ * API keys) and the OAuth Server URL. Save sends one PATCH; when the control
+ * plane refuses (an unreachable URL, metadata missing fields) the reason is
+ * shown inline and the form keeps what was typed. In OAuth 2.0 mode it shows
+ * the protected-resource metadata URL and what an MCP client will see. Only
+ * admins and owners change settings; others see them read-only.
  */
 import { api, ApiError, segment } from './api.js';
 import { announce, h, prettyJson, replaceChildren } from './dom.js';
+import { disableControls, mayAdminister, readOnlyNote } from './permissions.js';
 import { activeLabel, modeLabel } from './server-page.js';
 import { createTenancyForm } from './tenancy-form.js';
 import type { ServerInfo } from './types.js';
@@ -21,8 +23,17 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
     { id: 'settings-mode', name: 'securityMode' },
     h('option', { value: 'none' }, 'none'),
     h('option', { value: 'oauth2' }, 'OAuth 2.0'),
+    h('option', { value: 'apikey' }, 'API keys'),
   );
   mode.value = server.securityMode;
+  mode.setAttribute('aria-describedby', 'settings-mode-help');
+  const modeHelp = h(
+    'span',
+    { id: 'settings-mode-help', class: 'hint' },
+    'API keys: every MCP client sends a key (Authorization: Bearer or X-API-Key) created on the ',
+    h('a', { href: `#/servers/${segment(server.subdomain)}/apikeys` }, 'API keys tab'),
+    '.',
+  );
   const url = h('input', {
     id: 'settings-oauth-url',
     name: 'oauthServerUrl',
@@ -42,9 +53,13 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
       'The Authorization Server issuer or its metadata document URL. It must publish issuer, authorization_endpoint, token_endpoint, registration_endpoint and jwks_uri.',
     ),
   );
-  const showUrl = () => (urlField.hidden = mode.value !== 'oauth2');
-  mode.addEventListener('change', showUrl);
-  showUrl();
+  const showModeFields = () => {
+    urlField.hidden = mode.value !== 'oauth2';
+    modeHelp.hidden = mode.value !== 'apikey';
+  };
+  mode.addEventListener('change', showModeFields);
+  showModeFields();
+  const administer = mayAdminister();
 
   const errorBox = h('div', { role: 'alert', class: 'error', id: 'settings-error' });
   const saved = h('p', { role: 'status', class: 'ok' });
@@ -87,6 +102,7 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
       },
     },
     h('h2', { id: 'settings-heading' }, 'Settings'),
+    administer ? null : readOnlyNote('the settings of this server'),
     h('div', { class: 'field' }, h('label', { for: 'settings-name' }, 'Display name'), name),
     h(
       'div',
@@ -94,13 +110,23 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
       active,
       h('label', { for: 'settings-active' }, 'Active (answers MCP clients)'),
     ),
-    h('div', { class: 'field' }, h('label', { for: 'settings-mode' }, 'Security mode'), mode),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'settings-mode' }, 'Security mode'),
+      mode,
+      modeHelp,
+    ),
     urlField,
     errorBox,
     saved,
-    h('button', { type: 'submit', class: 'primary' }, 'Save settings'),
+    administer ? h('button', { type: 'submit', class: 'primary' }, 'Save settings') : null,
   );
   const tenancy = createTenancyForm(server, (updated) => Object.assign(server, updated));
+  if (!administer) {
+    disableControls(form);
+    disableControls(tenancy);
+  }
   replaceChildren(panel, form, oauthPanel, tenancy);
 }
 

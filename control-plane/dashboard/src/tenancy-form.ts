@@ -7,6 +7,7 @@
  */
 import { api, segment } from './api.js';
 import { announce, h } from './dom.js';
+import { mayAdminister } from './permissions.js';
 import type { ServerInfo } from './types.js';
 
 /** The form for `server`; `onSaved` receives the server as the control plane answered. */
@@ -125,7 +126,7 @@ export function createTenancyForm(
     errorBox,
     warningList,
     saved,
-    h('button', { type: 'submit' }, 'Save sharing settings'),
+    mayAdminister() ? h('button', { type: 'submit' }, 'Save sharing settings') : null,
   );
   return form;
 }

@@ -68,6 +68,7 @@ export async function renderToolEditor(
   await renderEditorPage(panel, {
     kind: 'tool',
     name,
+    subdomain: server.subdomain,
     path: `/api/servers/${segment(server.subdomain)}/tools/${segment(name)}`,
     listRoute: `#/servers/${segment(server.subdomain)}/tools`,
     record: tool,

@@ -1,10 +1,11 @@
 /**
  * The Tools tab: the server's tools (name, description, version, update
- * time) and a form to start a new one; with a tool name in the URL it opens
- * the editor instead.
+ * time) and, for those who may change them, a form to start a new one; with
+ * a tool name in the URL it opens the editor instead.
  */
 import { api, ApiError, segment } from './api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
+import { mayOperate } from './permissions.js';
 import { renderToolEditor } from './tool-editor.js';
 import type { ToolRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
@@ -108,7 +109,7 @@ export async function renderToolsTab(
             ),
           ),
         ),
-    newForm,
+    mayOperate(server.subdomain) ? newForm : null,
   );
 }
 

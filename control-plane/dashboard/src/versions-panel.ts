@@ -1,7 +1,7 @@
 /**
  * The version history of a tool, prompt or resource, newest first, with a
  * rollback button on each older version (a rollback saves that version again
- * as the newest).
+ * as the newest) for those who may change it.
  */
 import { api } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
@@ -19,9 +19,15 @@ interface VersionSummary {
  */
 export async function renderVersionHistory(
   section: HTMLElement,
-  options: { base: string; name: string; onRolledBack: () => void },
+  options: {
+    base: string;
+    name: string;
+    onRolledBack: () => void;
+    /** Whether to offer rollbacks (the principal may change the server); default true. */
+    canRollBack?: boolean;
+  },
 ): Promise<void> {
-  const { base, name, onRolledBack } = options;
+  const { base, name, onRolledBack, canRollBack = true } = options;
   const { versions } = await api<{ versions: VersionSummary[] }>('GET', `${base}/versions`);
   const error = h('p', { role: 'alert', class: 'error' });
   const newest = versions[0]?.version;
@@ -61,29 +67,31 @@ export async function renderVersionHistory(
                 {},
                 version.version === newest
                   ? 'current'
-                  : h(
-                      'button',
-                      {
-                        type: 'button',
-                        onclick: async () => {
-                          if (
-                            !(await confirmDialog(
-                              `Roll back ${name} to version ${version.version}? It is saved again as a new version.`,
-                              `Roll back to ${version.version}`,
-                            ))
-                          )
-                            return;
-                          try {
-                            await api('POST', `${base}/rollback`, { version: version.version });
-                            announce(`Rolled back to version ${version.version}.`);
-                            onRolledBack();
-                          } catch (failure) {
-                            error.textContent = (failure as Error).message;
-                          }
+                  : !canRollBack
+                    ? ''
+                    : h(
+                        'button',
+                        {
+                          type: 'button',
+                          onclick: async () => {
+                            if (
+                              !(await confirmDialog(
+                                `Roll back ${name} to version ${version.version}? It is saved again as a new version.`,
+                                `Roll back to ${version.version}`,
+                              ))
+                            )
+                              return;
+                            try {
+                              await api('POST', `${base}/rollback`, { version: version.version });
+                              announce(`Rolled back to version ${version.version}.`);
+                              onRolledBack();
+                            } catch (failure) {
+                              error.textContent = (failure as Error).message;
+                            }
+                          },
                         },
-                      },
-                      `Roll back to version ${version.version}`,
-                    ),
+                        `Roll back to version ${version.version}`,
+                      ),
               ),
             ),
           ),

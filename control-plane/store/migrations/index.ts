@@ -12,6 +12,7 @@ import { replicasMigration } from './0004-replicas.js';
 import { toolMetadataMigration } from './0005-tool-metadata.js';
 import { serverEntriesMigration } from './0006-server-entries.js';
 import { mcpSessionsMigration } from './0007-mcp-sessions.js';
+import { accountsMigration } from './0008-accounts.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -25,6 +26,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0005-tool-metadata': toolMetadataMigration,
         '0006-server-entries': serverEntriesMigration,
         '0007-mcp-sessions': mcpSessionsMigration,
+        '0008-accounts': accountsMigration(dialect),
       };
     },
   };

@@ -1,0 +1,142 @@
+/**
+ * Who is calling the admin API: the bootstrap owner (the admin token), an
+ * account through one of its personal tokens (`mcph_pat_…`), or an account
+ * through its dashboard session cookie. A bearer header that is present
+ * decides alone (a wrong token is refused even with a good cookie); an
+ * account that is disabled, a token revoked or expired, a session past its
+ * idle time or lifetime: all refused as ERR_UNAUTHORIZED. Uses are recorded
+ * at most once a minute per credential, so reading the API is not a write.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { parseCookies } from '../accounts/index.js';
+import { credentialStatus, hashCredentialSecret, looksLikeCredential } from '../auth/index.js';
+import { McphostError } from '../errors.js';
+import type { AccountRecord, Store } from '../store/index.js';
+import type { AdminToken } from './admin-token.js';
+import { BOOTSTRAP_PRINCIPAL, type Principal } from './permissions.js';
+import { SESSION_COOKIE_NAMES } from './session-cookie.js';
+
+/** Least time between two records of one credential's use, in ms. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface AdminAuthenticatorOptions {
+  store: Store;
+  token: AdminToken;
+  /** A session ends after this long unused, in ms. */
+  sessionIdleMs: number;
+  now?: () => Date;
+}
+
+/** The bearer token of a request, undefined without an Authorization header. */
+export function bearerOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) {
+    throw new McphostError(
+      'ERR_UNAUTHORIZED',
+      'send the admin token or a personal token as Authorization: Bearer <token>',
+    );
+  }
+  return match[1]!;
+}
+
+export class AdminAuthenticator {
+  readonly #options: AdminAuthenticatorOptions;
+  readonly #now: () => Date;
+
+  constructor(options: AdminAuthenticatorOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** The caller, or undefined when the request carries no credential at all. Throws ERR_UNAUTHORIZED for a bad one. */
+  async authenticate(req: IncomingMessage): Promise<Principal | undefined> {
+    const bearer = bearerOf(req);
+    if (bearer !== undefined) return this.#fromBearer(bearer);
+    const cookies = parseCookies(req.headers.cookie);
+    const cookie = SESSION_COOKIE_NAMES.map((name) => cookies.get(name)).find(
+      (value) => value !== undefined,
+    );
+    return cookie === undefined ? undefined : this.#fromSession(cookie);
+  }
+
+  async #fromBearer(bearer: string): Promise<Principal> {
+    if (this.#options.token.matches(bearer)) return BOOTSTRAP_PRINCIPAL;
+    if (!looksLikeCredential('personal', bearer)) {
+      throw new McphostError('ERR_UNAUTHORIZED', 'the admin token is not valid');
+    }
+    const { store } = this.#options;
+    const credential = await store.findCredential('personal', hashCredentialSecret(bearer));
+    const status = credential ? credentialStatus(credential, this.#now()) : 'unknown';
+    if (credential === undefined || status !== 'active' || credential.accountId === null) {
+      throw new McphostError(
+        'ERR_UNAUTHORIZED',
+        status === 'expired' || status === 'revoked'
+          ? `this personal token is ${status}`
+          : 'this personal token is not valid',
+      );
+    }
+    const account = await this.#enabledAccount(credential.accountId);
+    if (this.#due(credential.lastUsedAt)) {
+      await store.touchCredentials([credential.id]);
+    }
+    return accountPrincipal(account, 'personal-token');
+  }
+
+  async #fromSession(cookie: string): Promise<Principal> {
+    const { store, sessionIdleMs } = this.#options;
+    const idHash = createHash('sha256').update(cookie, 'utf8').digest('hex');
+    const session = await store.getAdminSession(idHash);
+    const now = this.#now().getTime();
+    if (
+      session === undefined ||
+      Date.parse(session.expiresAt) <= now ||
+      Date.parse(session.lastUsedAt) + sessionIdleMs <= now
+    ) {
+      throw new McphostError('ERR_UNAUTHORIZED', 'the dashboard session has ended: sign in again');
+    }
+    const account = await this.#enabledAccount(session.accountId);
+    if (this.#due(session.lastUsedAt)) await store.touchAdminSession(idHash);
+    return {
+      ...accountPrincipal(account, 'session'),
+      session: { idHash, csrfToken: session.csrfToken },
+    };
+  }
+
+  async #enabledAccount(id: string): Promise<AccountRecord> {
+    const account = await this.#options.store.findAccount({ id });
+    if (account === undefined || account.disabled) {
+      throw new McphostError('ERR_UNAUTHORIZED', 'this account is disabled or no longer exists');
+    }
+    return account;
+  }
+
+  #due(lastUsedAt: string | null): boolean {
+    return (
+      lastUsedAt === null || Date.parse(lastUsedAt) + TOUCH_INTERVAL_MS <= this.#now().getTime()
+    );
+  }
+}
+
+/** The principal of an account. */
+export function accountPrincipal(account: AccountRecord, via: Principal['via']): Principal {
+  return {
+    kind: 'account',
+    id: account.id,
+    email: account.email,
+    name: account.name || account.email,
+    role: account.role,
+    servers: account.role === 'operator' ? account.servers : [],
+    via,
+  };
+}
+
+/** True when a CSRF token sent equals the session's (constant time). */
+export function csrfTokenMatches(sent: string | string[] | undefined, expected: string): boolean {
+  if (typeof sent !== 'string') return false;
+  const a = createHash('sha256').update(sent).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}

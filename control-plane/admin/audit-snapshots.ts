@@ -1,0 +1,80 @@
+/**
+ * The state a write route changes, read before it runs, for the audit
+ * entry's `summary.before`. Each reads what the route's GET answers (the
+ * dispatcher strips secrets from it); undefined when there was nothing yet.
+ */
+import { poolUnitOf } from '../sandbox/index.js';
+import type { EntryKind } from '../store/index.js';
+import type { AdminContext } from './admin-context.js';
+
+type Snapshot = (params: Record<string, string>) => Promise<unknown>;
+
+/** The snapshots of the admin routes' records. */
+export function snapshots(context: Pick<AdminContext, 'store' | 'pools'>): {
+  server: Snapshot;
+  tool: Snapshot;
+  entry: (kind: EntryKind) => Snapshot;
+  secret: Snapshot;
+  pool: Snapshot;
+  account: Snapshot;
+} {
+  const { store } = context;
+  return {
+    server: async ({ sub }) => {
+      const server = sub === undefined ? undefined : await store.getServer(sub);
+      if (!server) return undefined;
+      // The metadata snapshot is the AS's document, not a setting: its issuer says enough.
+      const { oauthMetadata, ...settings } = server;
+      return { ...settings, oauthIssuer: oauthMetadata?.issuer ?? null };
+    },
+    tool: async ({ sub, name }) =>
+      sub === undefined || name === undefined ? undefined : store.getTool(sub, name),
+    entry:
+      (kind) =>
+      async ({ sub, name }) =>
+        sub === undefined || name === undefined ? undefined : store.getEntry(kind, sub, name),
+    secret: async ({ sub, name }) => {
+      if (sub === undefined || name === undefined) return undefined;
+      const found = (await store.listSecrets(sub)).find((secret) => secret.name === name);
+      return found ? { name: found.name, updatedAt: found.updatedAt } : undefined;
+    },
+    pool: async ({ sub, tool }) => {
+      if (sub === undefined) return undefined;
+      const unit = poolUnitOf(sub, tool ?? '');
+      return context.pools.sizes().find((size) => size.unit === unit);
+    },
+    account: async ({ id }) => {
+      const account = id === undefined ? undefined : await store.findAccount({ id });
+      return account === undefined ? undefined : accountView(account);
+    },
+  };
+}
+
+/** An account as the API answers it: never its password hash or lock bookkeeping. */
+export function accountView(account: {
+  id: string;
+  email: string;
+  name: string;
+  role: string;
+  servers: string[];
+  passwordHash: string | null;
+  oidcSubject: string | null;
+  disabled: boolean;
+  lastSignInAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}) {
+  return {
+    id: account.id,
+    email: account.email,
+    name: account.name,
+    role: account.role,
+    servers: account.servers,
+    password: account.passwordHash !== null,
+    oidcSubject: account.oidcSubject,
+    disabled: account.disabled,
+    lastSignInAt: account.lastSignInAt,
+    createdAt: account.createdAt,
+    updatedAt: account.updatedAt,
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * What the audit log keeps of a record: the record with every secret taken
+ * out. Values that are secrets by their name (a secret's value, passwords,
+ * tokens, keys) are dropped; code and long text become their length and
+ * SHA-256, which tells that (and whether) it changed without keeping it; the
+ * whole summary is bounded in size.
+ */
+import { createHash } from 'node:crypto';
+
+/** Fields that hold a secret or a credential wherever they appear. */
+const SECRET_FIELDS = new Set([
+  'value',
+  'password',
+  'passwordHash',
+  'token',
+  'key',
+  'secret',
+  'csrfToken',
+  'authorization',
+  'clientSecret',
+]);
+/** Fields that hold code or contents: kept as length and hash. */
+const DIGESTED_FIELDS = new Set(['code', 'text', 'blob', 'contents', 'result', 'content']);
+/** Longer strings are digested whatever their name. */
+const LONGEST_KEPT_STRING = 256;
+/** Deepest nesting kept. */
+const MAX_DEPTH = 6;
+/** Largest summary, as JSON, in characters; a larger one is replaced by a note. */
+const MAX_SUMMARY_CHARACTERS = 16_384;
+
+/** A record as the audit log may keep it. */
+export function auditSummaryOf(value: unknown): unknown {
+  const summary = strip(value, 0);
+  const text = JSON.stringify(summary) ?? '';
+  return text.length > MAX_SUMMARY_CHARACTERS
+    ? { omitted: `${text.length} characters of summary`, sha256: sha256(text) }
+    : summary;
+}
+
+function strip(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') {
+    return value.length > LONGEST_KEPT_STRING ? digest(value) : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return '…';
+  if (Array.isArray(value)) return value.map((item) => strip(item, depth + 1));
+  const kept: Record<string, unknown> = {};
+  for (const [field, item] of Object.entries(value as Record<string, unknown>)) {
+    // A flag (an account's `password: true`) says that one exists, not what it is: kept.
+    if (SECRET_FIELDS.has(field) && typeof item !== 'boolean') continue;
+    kept[field] =
+      DIGESTED_FIELDS.has(field) && item !== null && item !== undefined
+        ? digest(typeof item === 'string' ? item : (JSON.stringify(item) ?? ''))
+        : strip(item, depth + 1);
+  }
+  return kept;
+}
+
+function digest(text: string): { bytes: number; sha256: string } {
+  return { bytes: Buffer.byteLength(text), sha256: sha256(text) };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}

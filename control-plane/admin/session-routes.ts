@@ -1,0 +1,295 @@
+/**
+ * Signing in to the dashboard and out again: which methods this service
+ * offers, local accounts (e-mail and password, throttled per address and per
+ * account), OpenID Connect (authorization code + PKCE, the flow's secrets in
+ * a sealed short-lived cookie so the callback may reach any replica), the
+ * current session, and signing out. Every sign-in, failed or not, is audited.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import {
+  accountLockFor,
+  dummyPasswordCheck,
+  OIDC_FLOW_TTL_SECONDS,
+  parseCookies,
+  parseOidcFlowState,
+  serializeCookie,
+  verifyPassword,
+} from '../accounts/index.js';
+import type { OidcIdentity } from '../accounts/index.js';
+import { isMcphostError, McphostError } from '../errors.js';
+import { clientAddressFromHeaders, sendError, sendJson } from '../http/index.js';
+import type { AccountRecord, AuditActor } from '../store/index.js';
+import { readJson, type AdminContext } from './admin-context.js';
+import { accountPrincipal } from './admin-authentication.js';
+import { principalOf, type AdminRouter, type Principal } from './permissions.js';
+import { endSessionCookies, secureCookieFor, startSession } from './session-cookie.js';
+
+/** POST /api/auth/password. */
+export const PasswordSignInBody = z.strictObject({
+  email: z.string().trim().toLowerCase().min(1).max(320),
+  password: z.string().min(1).max(1024),
+});
+
+/** The cookie holding an OpenID flow's state between start and callback. */
+const FLOW_COOKIE = 'mcph_oidc_flow';
+const FLOW_COOKIE_PATH = '/auth/oidc';
+/** Where the dashboard shows a failed single sign-on. */
+const SIGN_IN_PAGE = '/#/sign-in';
+
+export function addSessionRoutes(router: AdminRouter, context: AdminContext): void {
+  const { config, store, audit } = context;
+  const { throttle, oidc, passwordWork } = context.signIn;
+
+  const principalView = (principal: Principal) => ({
+    kind: principal.kind,
+    id: principal.id,
+    email: principal.email,
+    name: principal.name,
+    role: principal.role,
+    servers: principal.servers,
+    via: principal.via,
+  });
+
+  router.add('GET', '/api/auth/methods', { permission: 'public' }, ({ res }) => {
+    sendJson(res, 200, {
+      password: true,
+      oidc: oidc === undefined ? null : { label: config.adminOidcLabel },
+      token: true,
+    });
+  });
+
+  const password = { permission: 'public', audit: { action: 'sign-in.password' } } as const;
+  router.add('POST', '/api/auth/password', password, async ({ req, res }) => {
+    const refuse = async (
+      error: McphostError,
+      actor: AuditActor,
+      note: string,
+      headers: Record<string, string> = {},
+    ) => {
+      await audit.record(req, actor, { action: 'sign-in.password', outcome: 'failed', note });
+      sendError(res, error, headers);
+    };
+    const address = clientAddressFromHeaders(req.headers) ?? 'unknown';
+    const allowed = throttle.take(address);
+    if (!allowed.allowed) {
+      await refuse(
+        throttled(allowed.retryAfterSeconds, 'from this address'),
+        { kind: 'anonymous', id: null, label: address },
+        'too many attempts from this address',
+        { 'retry-after': String(allowed.retryAfterSeconds) },
+      );
+      return;
+    }
+    const body = await readJson(req, config.maxBodyBytes, PasswordSignInBody, 'sign-in');
+    const claimed: AuditActor = { kind: 'anonymous', id: null, label: body.email };
+    const account = await store.findAccount({ email: body.email });
+    const wrong = new McphostError('ERR_SIGN_IN_FAILED', 'the e-mail or the password is not right');
+    if (account === undefined || account.passwordHash === null || account.disabled) {
+      // The same work as a real check: the answer's timing does not tell which e-mails exist.
+      await passwordWork.run(() => dummyPasswordCheck(body.password));
+      await refuse(wrong, claimed, account === undefined ? 'no such account' : 'no local sign-in');
+      return;
+    }
+    const actor: AuditActor = { kind: 'account', id: account.id, label: account.email };
+    const lockedFor = lockSecondsLeft(account);
+    if (lockedFor > 0) {
+      // Refused even with the right password: otherwise the lock only slows guessing.
+      await refuse(throttled(lockedFor, 'for this account'), actor, 'account locked', {
+        'retry-after': String(lockedFor),
+      });
+      return;
+    }
+    const stored = account.passwordHash;
+    if (!(await passwordWork.run(() => verifyPassword(body.password, stored)))) {
+      const failures = await store.recordFailedSignIn(account.id, accountLockFor);
+      await refuse(wrong, actor, `wrong password (${failures} in a row)`);
+      return;
+    }
+    await store.recordSignIn(account.id);
+    const session = await startSession(store, config, req, account);
+    await audit.record(req, actor, { action: 'sign-in.password', outcome: 'ok' });
+    sendJson(
+      res,
+      200,
+      {
+        principal: principalView(accountPrincipal(account, 'session')),
+        csrfToken: session.csrfToken,
+      },
+      { 'set-cookie': session.setCookie },
+    );
+  });
+
+  router.add('GET', '/api/session', { permission: 'self' }, (route) => {
+    const principal = principalOf(route);
+    sendJson(route.res, 200, {
+      principal: principalView(principal),
+      ...(principal.session === undefined ? {} : { csrfToken: principal.session.csrfToken }),
+    });
+  });
+
+  const signOut = { permission: 'self', audit: { action: 'sign-out' } } as const;
+  router.add('DELETE', '/api/session', signOut, async (route) => {
+    const principal = principalOf(route);
+    if (principal.session !== undefined) await store.deleteAdminSession(principal.session.idHash);
+    route.res.writeHead(204, { 'set-cookie': endSessionCookies(route.req, config) }).end();
+  });
+
+  // Registered whether or not single sign-on is configured: the route table stays one table.
+  const requireOidc = () => {
+    if (oidc === undefined) {
+      throw new McphostError(
+        'ERR_NOT_FOUND',
+        'single sign-on is not configured here (ADMIN_OIDC_ISSUER is unset)',
+      );
+    }
+    return oidc;
+  };
+
+  router.add('GET', '/auth/oidc/start', { permission: 'public' }, async ({ req, res, url }) => {
+    const oidc = requireOidc();
+    // The dashboard routes on the fragment: `returnTo` is one (`#/servers/a`), kept on this origin.
+    const returnTo = `/${dashboardFragment(url.searchParams.get('returnTo'))}`;
+    let started;
+    try {
+      started = await oidc.flow.start(returnTo);
+    } catch (error) {
+      redirect(res, signInError(error));
+      return;
+    }
+    const secure = secureCookieFor(req, config.adminCookieSecure);
+    redirect(res, started.redirectUrl, [
+      serializeCookie(FLOW_COOKIE, oidc.sealer.seal(started.flow, OIDC_FLOW_TTL_SECONDS), {
+        maxAgeSeconds: OIDC_FLOW_TTL_SECONDS,
+        secure,
+        httpOnly: true,
+        sameSite: 'Lax',
+        path: FLOW_COOKIE_PATH,
+      }),
+    ]);
+  });
+
+  const callback = { permission: 'public', audit: { action: 'sign-in.oidc' } } as const;
+  router.add('GET', '/auth/oidc/callback', callback, async ({ req, res, url }) => {
+    const oidc = requireOidc();
+    const secure = secureCookieFor(req, config.adminCookieSecure);
+    const clearFlow = serializeCookie(FLOW_COOKIE, '', {
+      maxAgeSeconds: 0,
+      secure,
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: FLOW_COOKIE_PATH,
+    });
+    const fail = async (actor: AuditActor, note: string, message: string) => {
+      await audit.record(req, actor, { action: 'sign-in.oidc', outcome: 'failed', note });
+      redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`, [clearFlow]);
+    };
+    const address = clientAddressFromHeaders(req.headers) ?? 'unknown';
+    const anonymous: AuditActor = { kind: 'anonymous', id: null, label: address };
+    const flow = parseOidcFlowState(oidc.sealer.open(flowCookieOf(req)));
+    if (flow === undefined) {
+      await fail(
+        anonymous,
+        'no or expired flow cookie',
+        'The sign-in took too long or was started elsewhere. Try again.',
+      );
+      return;
+    }
+    let identity: OidcIdentity;
+    try {
+      identity = await oidc.flow.finish(url, flow);
+    } catch (error) {
+      await fail(anonymous, 'the provider refused or could not be reached', signInMessage(error));
+      return;
+    }
+    const claimed: AuditActor = {
+      kind: 'anonymous',
+      id: null,
+      label: identity.email ?? `${identity.subject} at ${identity.issuer}`,
+    };
+    const account = await accountOfIdentity(context, oidc.issuer, identity);
+    if (account === undefined || account.disabled) {
+      await fail(
+        claimed,
+        account === undefined ? 'no account for this identity' : 'account disabled',
+        account === undefined
+          ? `There is no account for ${claimed.label} here. Ask an owner to create one.`
+          : 'This account is disabled.',
+      );
+      return;
+    }
+    const link =
+      account.oidcSubject === null
+        ? { oidcIssuer: oidc.issuer, oidcSubject: identity.subject }
+        : undefined;
+    await store.recordSignIn(account.id, link);
+    const session = await startSession(store, config, req, account);
+    await audit.record(
+      req,
+      { kind: 'account', id: account.id, label: account.email },
+      { action: 'sign-in.oidc', outcome: 'ok', ...(link ? { note: 'OpenID subject linked' } : {}) },
+    );
+    redirect(res, flow.returnTo, [...session.setCookie, clearFlow]);
+  });
+}
+
+/**
+ * The account of a verified identity: the one linked to its subject, else
+ * the one whose e-mail the provider verified (then linked at sign-in). An
+ * unverified e-mail never matches: anyone may claim any address at some providers.
+ */
+async function accountOfIdentity(
+  context: AdminContext,
+  issuer: string,
+  identity: OidcIdentity,
+): Promise<AccountRecord | undefined> {
+  const linked = await context.store.findAccount({
+    oidcIssuer: issuer,
+    oidcSubject: identity.subject,
+  });
+  if (linked !== undefined) return linked;
+  if (identity.email === undefined || !identity.emailVerified) return undefined;
+  const byEmail = await context.store.findAccount({ email: identity.email.toLowerCase() });
+  // An account linked to another subject is that person's: an e-mail does not take it over.
+  return byEmail !== undefined && byEmail.oidcSubject === null ? byEmail : undefined;
+}
+
+function lockSecondsLeft(account: AccountRecord): number {
+  if (account.lockedUntil === null) return 0;
+  return Math.max(0, Math.ceil((Date.parse(account.lockedUntil) - Date.now()) / 1000));
+}
+
+function throttled(retryAfterSeconds: number, where: string): McphostError {
+  return new McphostError(
+    'ERR_SIGN_IN_THROTTLED',
+    `too many failed sign-ins ${where}: try again in ${retryAfterSeconds} s`,
+    { details: { retryAfterSeconds } },
+  );
+}
+
+/** A dashboard route to come back to: `#/…` only, so the callback cannot be sent elsewhere. */
+function dashboardFragment(value: string | null): string {
+  return value !== null && /^#\/[^\s]{0,500}$/.test(value) ? value : '#/';
+}
+
+function flowCookieOf(req: IncomingMessage): string {
+  return parseCookies(req.headers.cookie).get(FLOW_COOKIE) ?? '';
+}
+
+function redirect(res: ServerResponse, location: string, setCookie: string[] = []): void {
+  res
+    .writeHead(302, {
+      location,
+      'cache-control': 'no-store',
+      ...(setCookie.length > 0 ? { 'set-cookie': setCookie } : {}),
+    })
+    .end();
+}
+
+function signInMessage(error: unknown): string {
+  return isMcphostError(error) ? error.message : 'The sign-in failed.';
+}
+
+function signInError(error: unknown): string {
+  return `${SIGN_IN_PAGE}?error=${encodeURIComponent(signInMessage(error))}`;
+}
