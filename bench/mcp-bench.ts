@@ -55,6 +55,8 @@ export interface McpBenchFigures {
     ratioP50: number;
   };
   firstCall: { samples: number; p50Ms: number; ratioToWarm: number };
+  /** Warm calls to a server in API-key mode against the same tool in mode "none", alternated. */
+  apiKey: { p50Ms: number; noneP50Ms: number; ratio: number };
   newServerCall: { samples: number; p50Ms: number };
   /** 32-client throughput by recycling setting, and the default's ratio to "off". */
   recycling: {
@@ -102,6 +104,9 @@ const SOCKET_ROUND_CALLS = 200;
 const WARM_SAMPLES = 1000;
 const WARM_UP = 100;
 const FIRST_CALL_SAMPLES = 5;
+/** Rounds and calls per round of the API-key comparison (alternated with mode "none"). */
+const API_KEY_ROUNDS = 6;
+const API_KEY_ROUND_CALLS = 200;
 const CLIENTS = 32;
 const CALLS_PER_CLIENT = 60;
 /** Enough calls for each of up to 8 containers to pass 1,000 invocations. */
@@ -177,6 +182,35 @@ async function rawStdioRoundTrips(
   } finally {
     await driver.close();
   }
+}
+
+/**
+ * What API-key mode costs a warm call: a second server in that mode with the
+ * same tool, called in rounds alternated with the mode-"none" session, so
+ * both see the same machine.
+ */
+async function measureApiKeyMode(
+  plane: TestControlPlane,
+  none: RawMcpSession,
+  url: string,
+): Promise<McpBenchFigures['apiKey']> {
+  await plane.admin('POST', '/api/servers', { subdomain: 'bench-key' });
+  await saveTool(plane, 'bench-key', 'trivial');
+  const created = await plane.admin('POST', '/api/servers/bench-key/api-keys', { label: 'bench' });
+  await plane.admin('PATCH', '/api/servers/bench-key/settings', { securityMode: 'apikey' });
+  const keyed = new RawMcpSession(url, `bench-key.localhost:${plane.port}`, {
+    authorization: `Bearer ${created.body.key as string}`,
+  });
+  await keyed.open();
+  const withKey: number[] = [];
+  const without: number[] = [];
+  for (let round = 0; round < API_KEY_ROUNDS; round++) {
+    withKey.push(...(await timed(() => keyed.call('trivial'), API_KEY_ROUND_CALLS, 20)));
+    without.push(...(await timed(() => none.call('trivial'), API_KEY_ROUND_CALLS, 20)));
+  }
+  const p50Ms = percentile(withKey, 50);
+  const noneP50Ms = percentile(without, 50);
+  return { p50Ms, noneP50Ms, ratio: p50Ms / noneP50Ms };
 }
 
 async function saveTool(plane: TestControlPlane, server: string, name: string): Promise<void> {
@@ -506,6 +540,11 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
       `warm tools/call  p50 ${warmFigures.p50Ms.toFixed(3)} ms  p99 ${warmFigures.p99Ms.toFixed(3)} ms  | floor p50 ${floorP50.toFixed(3)} ms (HTTP ${warmFigures.httpP50Ms.toFixed(3)} + stdio ${warmFigures.stdioP50Ms.toFixed(3)})  ratio ${warmFigures.ratioP50.toFixed(2)}× (target ≤ 2×)`,
     );
 
+    const apiKey = await measureApiKeyMode(plane, session, url);
+    report(
+      `warm tools/call with an API key  p50 ${apiKey.p50Ms.toFixed(3)} ms vs ${apiKey.noneP50Ms.toFixed(3)} ms without = ${apiKey.ratio.toFixed(2)}× (alternated rounds)`,
+    );
+
     // First call of a tool nobody called yet, on a server whose container is warm.
     const firstCalls: number[] = [];
     for (let i = 0; i < FIRST_CALL_SAMPLES; i++) {
@@ -553,7 +592,7 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
     report(
       `throughput ${CLIENTS} clients  ${throughput.perSecond.toFixed(0)} calls/s vs trivial ${throughput.trivialPerSecond.toFixed(0)} req/s  ratio ${throughput.ratio.toFixed(2)} (target ≥ 0.5)  p50 ${throughput.p50Ms.toFixed(2)} ms  p99 ${throughput.p99Ms.toFixed(2)} ms (target ≤ 50)  errors ${throughput.errors}/${throughput.calls}`,
     );
-    main = { warm: warmFigures, firstCall, newServerCall, throughput };
+    main = { warm: warmFigures, firstCall, apiKey, newServerCall, throughput };
   } finally {
     await new Promise<void>((resolve) => trivial.server.close(() => resolve()));
     await plane.close();

@@ -12,9 +12,11 @@ export const benchAgent = new Agent({ connections: 64, pipelining: 1, keepAliveT
 export class RawMcpSession {
   #id = '';
   #next = 1;
+  /** `headers` go on every request (e.g. an API key). */
   constructor(
     private readonly url: string,
     private readonly host: string,
+    private readonly headers: Record<string, string> = {},
   ) {}
 
   async #post(body: object): Promise<{ status: number; text: string; session?: string }> {
@@ -22,6 +24,7 @@ export class RawMcpSession {
       method: 'POST',
       dispatcher: benchAgent,
       headers: {
+        ...this.headers,
         host: this.host,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',

@@ -13,7 +13,11 @@ import { setRoute } from '../http/index.js';
 import { Router, type RouteEntry } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
 import type { AdminToken } from './admin-token.js';
-import { csrfTokenMatches, type AdminAuthenticator } from './admin-authentication.js';
+import {
+  csrfTokenMatches,
+  fromOwnOrigin,
+  type AdminAuthenticator,
+} from './admin-authentication.js';
 import { addAccountRoutes } from './account-routes.js';
 import { addApiKeyRoutes } from './api-key-routes.js';
 import { addAuditRoutes } from './audit-routes.js';
@@ -190,14 +194,21 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         principal = await authenticate(req).catch(() => undefined);
       } else {
         principal = requirePrincipal(await authenticate(req));
-        checkCsrf(req, principal);
+        const refusal = (note?: string) => ({
+          action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
+          server: params.sub ?? null,
+          target: targetOf(params),
+          outcome: 'denied' as const,
+          ...(note === undefined ? {} : { note }),
+        });
+        try {
+          checkCsrf(req, principal);
+        } catch (error) {
+          await context.audit.record(req, principal, refusal('CSRF check failed'));
+          throw error;
+        }
         if (!permits(principal, rule.permission, params.sub)) {
-          await context.audit.record(req, principal, {
-            action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
-            server: params.sub ?? null,
-            target: targetOf(params),
-            outcome: 'denied',
-          });
+          await context.audit.record(req, principal, refusal());
           throw forbidden(principal, rule, params.sub);
         }
       }
@@ -243,11 +254,7 @@ function targetOf(params: Record<string, string>): string | null {
  */
 function checkCsrf(req: IncomingMessage, principal: Principal): void {
   if (principal.session === undefined || req.method === 'GET' || req.method === 'HEAD') return;
-  const origin = req.headers.origin;
-  if (
-    origin !== undefined &&
-    (!URL.canParse(origin) || new URL(origin).host !== req.headers.host)
-  ) {
+  if (!fromOwnOrigin(req)) {
     throw new McphostError('ERR_CSRF', 'this request comes from another site: refused');
   }
   if (!csrfTokenMatches(req.headers['x-csrf-token'], principal.session.csrfToken)) {

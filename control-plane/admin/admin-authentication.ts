@@ -98,7 +98,10 @@ export class AdminAuthenticator {
       throw new McphostError('ERR_UNAUTHORIZED', 'the dashboard session has ended: sign in again');
     }
     const account = await this.#enabledAccount(session.accountId);
-    if (this.#due(session.lastUsedAt)) await store.touchAdminSession(idHash);
+    // Often enough that a session in use never reaches its idle time between two records.
+    if (this.#due(session.lastUsedAt, Math.min(TOUCH_INTERVAL_MS, sessionIdleMs / 4))) {
+      await store.touchAdminSession(idHash);
+    }
     return {
       ...accountPrincipal(account, 'session'),
       session: { idHash, csrfToken: session.csrfToken },
@@ -113,10 +116,8 @@ export class AdminAuthenticator {
     return account;
   }
 
-  #due(lastUsedAt: string | null): boolean {
-    return (
-      lastUsedAt === null || Date.parse(lastUsedAt) + TOUCH_INTERVAL_MS <= this.#now().getTime()
-    );
+  #due(lastUsedAt: string | null, intervalMs = TOUCH_INTERVAL_MS): boolean {
+    return lastUsedAt === null || Date.parse(lastUsedAt) + intervalMs <= this.#now().getTime();
   }
 }
 
@@ -139,4 +140,16 @@ export function csrfTokenMatches(sent: string | string[] | undefined, expected: 
   const a = createHash('sha256').update(sent).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
+}
+
+/**
+ * True when a browser request comes from the admin side's own origin, or
+ * says nothing (non-browser clients send no Origin; browsers send one on
+ * every cross-site POST). Cookie writes and sign-ins need it.
+ */
+export function fromOwnOrigin(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  return (
+    origin === undefined || (URL.canParse(origin) && new URL(origin).host === req.headers.host)
+  );
 }

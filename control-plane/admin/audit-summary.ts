@@ -7,17 +7,25 @@
  */
 import { createHash } from 'node:crypto';
 
-/** Fields that hold a secret or a credential wherever they appear. */
+/** Fields that hold a secret or a credential wherever they appear, lower case (matched so). */
 const SECRET_FIELDS = new Set([
   'value',
   'password',
-  'passwordHash',
+  'passwordhash',
   'token',
   'key',
+  'apikey',
   'secret',
-  'csrfToken',
+  'csrftoken',
   'authorization',
-  'clientSecret',
+  'cookie',
+  'clientsecret',
+  'client_secret',
+  'accesstoken',
+  'access_token',
+  'refreshtoken',
+  'refresh_token',
+  'privatekey',
 ]);
 /** Fields that hold code or contents: kept as length and hash. */
 const DIGESTED_FIELDS = new Set(['code', 'text', 'blob', 'contents', 'result', 'content']);
@@ -47,7 +55,7 @@ function strip(value: unknown, depth: number): unknown {
   const kept: Record<string, unknown> = {};
   for (const [field, item] of Object.entries(value as Record<string, unknown>)) {
     // A flag (an account's `password: true`) says that one exists, not what it is: kept.
-    if (SECRET_FIELDS.has(field) && typeof item !== 'boolean') continue;
+    if (SECRET_FIELDS.has(field.toLowerCase()) && typeof item !== 'boolean') continue;
     kept[field] =
       DIGESTED_FIELDS.has(field) && item !== null && item !== undefined
         ? digest(typeof item === 'string' ? item : (JSON.stringify(item) ?? ''))

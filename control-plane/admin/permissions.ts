@@ -121,11 +121,19 @@ export function adminCallerOf(principal: Principal): { kind: 'admin'; actor: str
   return { kind: 'admin', actor: auditActorOf(principal).label };
 }
 
-/** Checks a route table at start-up: a write without an audit action is a bug (TypeError). */
+/**
+ * Checks a route table at start-up (TypeError for a bug): every write names
+ * its audit action, and every `operate` route names its server in `:sub` —
+ * an operator is allowed by its servers, so a route without one would let
+ * every operator through.
+ */
 export function checkRouteTable(router: AdminRouter): void {
   for (const route of router.routes()) {
     if (route.method !== 'GET' && route.rule.audit === undefined) {
       throw new TypeError(`admin route ${route.method} ${route.path} names no audit action`);
+    }
+    if (route.rule.permission === 'operate' && !route.path.includes('/:sub')) {
+      throw new TypeError(`admin route ${route.method} ${route.path} operates on no server`);
     }
   }
 }

@@ -21,7 +21,7 @@ import { isMcphostError, McphostError } from '../errors.js';
 import { clientAddressFromHeaders, sendError, sendJson } from '../http/index.js';
 import type { AccountRecord, AuditActor } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
-import { accountPrincipal } from './admin-authentication.js';
+import { accountPrincipal, fromOwnOrigin } from './admin-authentication.js';
 import { principalOf, type AdminRouter, type Principal } from './permissions.js';
 import { endSessionCookies, secureCookieFor, startSession } from './session-cookie.js';
 
@@ -71,6 +71,16 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
       sendError(res, error, headers);
     };
     const address = clientAddressFromHeaders(req.headers) ?? 'unknown';
+    // A page of another site may post a text/plain form here (no preflight) and sign the
+    // browser in to an account of the attacker's choosing: refused like any cross-site write.
+    if (!fromOwnOrigin(req)) {
+      await refuse(
+        new McphostError('ERR_CSRF', 'this sign-in comes from another site: refused'),
+        { kind: 'anonymous', id: null, label: address },
+        'posted by a page of another site',
+      );
+      return;
+    }
     const allowed = throttle.take(address);
     if (!allowed.allowed) {
       await refuse(
@@ -209,12 +219,21 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
     };
     const account = await accountOfIdentity(context, oidc.issuer, identity);
     if (account === undefined || account.disabled) {
+      // Said without telling whether an account of that e-mail exists.
+      const unverified =
+        account === undefined && identity.email !== undefined && !identity.emailVerified;
       await fail(
         claimed,
-        account === undefined ? 'no account for this identity' : 'account disabled',
-        account === undefined
-          ? `There is no account for ${claimed.label} here. Ask an owner to create one.`
-          : 'This account is disabled.',
+        unverified
+          ? 'e-mail not verified by the provider'
+          : account === undefined
+            ? 'no account for this identity'
+            : 'account disabled',
+        unverified
+          ? `The identity provider has not verified ${identity.email}, so it cannot be matched to an account here. Ask an owner to link your account.`
+          : account === undefined
+            ? `There is no account for ${claimed.label} here. Ask an owner to create one.`
+            : 'This account is disabled.',
       );
       return;
     }
@@ -267,9 +286,14 @@ function throttled(retryAfterSeconds: number, where: string): McphostError {
   );
 }
 
-/** A dashboard route to come back to: `#/…` only, so the callback cannot be sent elsewhere. */
+/**
+ * A dashboard route to come back to: `#/…` only, so the callback cannot be
+ * sent elsewhere, and printable ASCII only: it ends up in a Location header,
+ * where other characters are mangled or make Node throw (a 500 after the
+ * session was started). Browsers percent-encode `location.hash` anyway.
+ */
 function dashboardFragment(value: string | null): string {
-  return value !== null && /^#\/[^\s]{0,500}$/.test(value) ? value : '#/';
+  return value !== null && /^#\/[\x21-\x7e]{0,500}$/.test(value) ? value : '#/';
 }
 
 function flowCookieOf(req: IncomingMessage): string {
@@ -286,8 +310,11 @@ function redirect(res: ServerResponse, location: string, setCookie: string[] = [
     .end();
 }
 
+/** A failure as the sign-in screen says it: a sentence, whoever worded it. */
 function signInMessage(error: unknown): string {
-  return isMcphostError(error) ? error.message : 'The sign-in failed.';
+  if (!isMcphostError(error)) return 'The sign-in failed.';
+  const text = error.message.charAt(0).toUpperCase() + error.message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
 function signInError(error: unknown): string {
