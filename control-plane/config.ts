@@ -203,7 +203,7 @@ export const CONFIG_TABLE = {
   ),
   signInAttemptsPerMinute: entry(
     'SIGN_IN_ATTEMPTS_PER_MINUTE',
-    'password sign-in attempts one client address may make per minute (per replica)',
+    'dashboard sign-in attempts (password or single sign-on) one client network — an IPv4 address, an IPv6 /64 — may make per minute, per replica',
     positiveInt,
     '10',
   ),

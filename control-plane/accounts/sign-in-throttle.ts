@@ -38,7 +38,14 @@ export interface AddressThrottleOptions {
 }
 
 /** The answer of AddressThrottle.take. */
-export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+export type ThrottleDecision =
+  | { allowed: true }
+  | {
+      allowed: false;
+      retryAfterSeconds: number;
+      /** True for the first refusal of an address in a minute: what is worth recording. */
+      firstRefusal: boolean;
+    };
 
 const WINDOW_MS = 60_000;
 
@@ -56,6 +63,8 @@ export class AddressThrottle {
   readonly #now: () => number;
   /** Attempt times per address, oldest first; Map order is recency (least recent first). */
   readonly #attempts = new Map<string, number[]>();
+  /** When each address was last told "refused, and say so" (bounded with #attempts). */
+  readonly #refusalNoted = new Map<string, number>();
 
   constructor(options: AddressThrottleOptions = {}) {
     this.#perMinute = positiveInteger(options.perMinute ?? 10, 'perMinute');
@@ -72,9 +81,13 @@ export class AddressThrottle {
     if (times.length >= this.#perMinute) {
       this.#attempts.set(address, times);
       const oldest = times[0] ?? now;
+      const noted = this.#refusalNoted.get(address);
+      const firstRefusal = noted === undefined || noted <= now - WINDOW_MS;
+      if (firstRefusal) this.#refusalNoted.set(address, now);
       return {
         allowed: false,
         retryAfterSeconds: Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000)),
+        firstRefusal,
       };
     }
     times.push(now);
@@ -93,6 +106,7 @@ export class AddressThrottle {
       const leastRecent = this.#attempts.keys().next();
       if (leastRecent.done === true) return;
       this.#attempts.delete(leastRecent.value);
+      this.#refusalNoted.delete(leastRecent.value);
     }
   }
 }

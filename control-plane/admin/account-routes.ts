@@ -1,7 +1,8 @@
 /**
  * /api/accounts (owner only): the people who may use the admin side, each
- * with a role and, for operators, the servers they operate; and
- * /api/me/tokens: an account's own personal API tokens for the admin API.
+ * with a role and, for operators, the servers they operate, and their
+ * personal tokens; and /api/me/tokens: an account's own personal API tokens
+ * for the admin API.
  * Passwords are hashed before anything is stored and never answered.
  */
 import { z } from 'zod';
@@ -134,6 +135,28 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
   const remove = { permission: 'own', audit: { action: 'account.delete', before } } as const;
   router.add('DELETE', '/api/accounts/:id', remove, async ({ res, params }) => {
     await store.deleteAccount(params.id!);
+    res.writeHead(204).end();
+  });
+
+  // An owner sees and revokes anyone's personal tokens: after an intrusion, or for a person
+  // who left, without waiting for them to sign in.
+  const requireAccount = async (id: string) => {
+    const account = await store.findAccount({ id });
+    if (!account) throw new McphostError('ERR_NOT_FOUND', `account "${id}" does not exist`);
+    return account;
+  };
+  router.add('GET', '/api/accounts/:id/tokens', { permission: 'own' }, async ({ res, params }) => {
+    await requireAccount(params.id!);
+    const tokens = await store.listCredentials({ kind: 'personal', accountId: params.id! });
+    sendJson(res, 200, { tokens: tokens.map((token) => credentialView(token)) });
+  });
+  const revokeTheirs = {
+    permission: 'own',
+    audit: { action: 'personal-token.revoke' },
+  } as const;
+  router.add('DELETE', '/api/accounts/:id/tokens/:token', revokeTheirs, async ({ res, params }) => {
+    await requireAccount(params.id!);
+    await store.revokeCredential({ kind: 'personal', accountId: params.id! }, params.token!);
     res.writeHead(204).end();
   });
 

@@ -190,6 +190,11 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       const { rule, params } = match;
       let principal: Principal | undefined;
       if (rule.permission === 'public') {
+        // A page of another site may post a text/plain form to a public route (no
+        // preflight): signing a browser in to the attacker's account is refused here.
+        if (req.method !== 'GET' && req.method !== 'HEAD' && !fromOwnOrigin(req)) {
+          throw new McphostError('ERR_CSRF', 'this request comes from another site: refused');
+        }
         // A public route (sign-in) still knows a signed-in caller, but never needs one.
         principal = await authenticate(req).catch(() => undefined);
       } else {

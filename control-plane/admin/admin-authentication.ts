@@ -15,7 +15,8 @@ import { McphostError } from '../errors.js';
 import type { AccountRecord, Store } from '../store/index.js';
 import type { AdminToken } from './admin-token.js';
 import { BOOTSTRAP_PRINCIPAL, type Principal } from './permissions.js';
-import { SESSION_COOKIE_NAMES } from './session-cookie.js';
+import { SESSION_COOKIE_NAMES, secureCookieFor } from './session-cookie.js';
+import type { Config } from '../config.js';
 
 /** Least time between two records of one credential's use, in ms. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -25,6 +26,8 @@ export interface AdminAuthenticatorOptions {
   token: AdminToken;
   /** A session ends after this long unused, in ms. */
   sessionIdleMs: number;
+  /** ADMIN_COOKIE_SECURE: which session cookie name a request may use. */
+  cookieSecure: Config['adminCookieSecure'];
   now?: () => Date;
 }
 
@@ -55,10 +58,12 @@ export class AdminAuthenticator {
   async authenticate(req: IncomingMessage): Promise<Principal | undefined> {
     const bearer = bearerOf(req);
     if (bearer !== undefined) return this.#fromBearer(bearer);
-    const cookies = parseCookies(req.headers.cookie);
-    const cookie = SESSION_COOKIE_NAMES.map((name) => cookies.get(name)).find(
-      (value) => value !== undefined,
-    );
+    // Over HTTPS only the `__Host-` name counts: a plain-named cookie there may have been
+    // planted by a plain-HTTP answer or a sibling host.
+    const name = secureCookieFor(req, this.#options.cookieSecure)
+      ? SESSION_COOKIE_NAMES[0]
+      : SESSION_COOKIE_NAMES[1];
+    const cookie = parseCookies(req.headers.cookie).get(name);
     return cookie === undefined ? undefined : this.#fromSession(cookie);
   }
 

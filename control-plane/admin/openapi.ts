@@ -175,6 +175,16 @@ const OPERATIONS: Operation[] = [
     body: AccountPatchBody,
   },
   { method: 'delete', path: '/api/accounts/{id}', summary: 'Delete an account (owner)' },
+  {
+    method: 'get',
+    path: '/api/accounts/{id}/tokens',
+    summary: 'An account’s personal tokens (owner; never the tokens themselves)',
+  },
+  {
+    method: 'delete',
+    path: '/api/accounts/{id}/tokens/{token}',
+    summary: 'Revoke an account’s personal token (owner)',
+  },
   { method: 'get', path: '/api/me/tokens', summary: 'Your personal API tokens' },
   {
     method: 'post',

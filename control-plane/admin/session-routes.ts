@@ -18,10 +18,10 @@ import {
 } from '../accounts/index.js';
 import type { OidcIdentity } from '../accounts/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
-import { clientAddressFromHeaders, sendError, sendJson } from '../http/index.js';
-import type { AccountRecord, AuditActor } from '../store/index.js';
+import { clientAddressFromHeaders, clientNetworkOf, sendError, sendJson } from '../http/index.js';
+import { emailSchema, type AccountRecord, type AuditActor } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
-import { accountPrincipal, fromOwnOrigin } from './admin-authentication.js';
+import { accountPrincipal } from './admin-authentication.js';
 import { principalOf, type AdminRouter, type Principal } from './permissions.js';
 import { endSessionCookies, secureCookieFor, startSession } from './session-cookie.js';
 
@@ -31,8 +31,14 @@ export const PasswordSignInBody = z.strictObject({
   password: z.string().min(1).max(1024),
 });
 
-/** The cookie holding an OpenID flow's state between start and callback. */
+/**
+ * The cookie holding an OpenID flow's state between start and callback; with
+ * the `__Secure-` prefix whenever the session cookie is Secure, so no plain
+ * HTTP answer or sibling host can plant one (a planted flow plus the
+ * attacker's own code would sign a browser in as the attacker).
+ */
 const FLOW_COOKIE = 'mcph_oidc_flow';
+const SECURE_FLOW_COOKIE = '__Secure-mcph_oidc_flow';
 const FLOW_COOKIE_PATH = '/auth/oidc';
 /** Where the dashboard shows a failed single sign-on. */
 const SIGN_IN_PAGE = '/#/sign-in';
@@ -71,28 +77,28 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
       sendError(res, error, headers);
     };
     const address = clientAddressFromHeaders(req.headers) ?? 'unknown';
-    // A page of another site may post a text/plain form here (no preflight) and sign the
-    // browser in to an account of the attacker's choosing: refused like any cross-site write.
-    if (!fromOwnOrigin(req)) {
-      await refuse(
-        new McphostError('ERR_CSRF', 'this sign-in comes from another site: refused'),
-        { kind: 'anonymous', id: null, label: address },
-        'posted by a page of another site',
-      );
-      return;
-    }
-    const allowed = throttle.take(address);
+    const allowed = throttle.take(clientNetworkOf(address));
     if (!allowed.allowed) {
-      await refuse(
-        throttled(allowed.retryAfterSeconds, 'from this address'),
-        { kind: 'anonymous', id: null, label: address },
-        'too many attempts from this address',
-        { 'retry-after': String(allowed.retryAfterSeconds) },
-      );
+      // Recorded once a minute per network: a flood of refused attempts adds no rows.
+      if (allowed.firstRefusal) {
+        await audit.record(req, anonymousAt(address), {
+          action: 'sign-in.password',
+          outcome: 'failed',
+          note: 'too many attempts from this network',
+        });
+      }
+      sendError(res, throttled(allowed.retryAfterSeconds, 'from this address'), {
+        'retry-after': String(allowed.retryAfterSeconds),
+      });
       return;
     }
     const body = await readJson(req, config.maxBodyBytes, PasswordSignInBody, 'sign-in');
-    const claimed: AuditActor = { kind: 'anonymous', id: null, label: body.email };
+    // What was typed is kept only if it is an e-mail: people type passwords there too.
+    const claimed: AuditActor = {
+      kind: 'anonymous',
+      id: null,
+      label: emailSchema.safeParse(body.email).success ? body.email : '(not an e-mail)',
+    };
     const account = await store.findAccount({ email: body.email });
     const wrong = new McphostError('ERR_SIGN_IN_FAILED', 'the e-mail or the password is not right');
     if (account === undefined || account.passwordHash === null || account.disabled) {
@@ -102,9 +108,14 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
       return;
     }
     const actor: AuditActor = { kind: 'account', id: account.id, label: account.email };
-    const lockedFor = lockSecondsLeft(account);
-    if (lockedFor > 0) {
+    // Counted before the check, so guesses sent in parallel cannot all pass the lock.
+    const attempt = await store.claimSignInAttempt(account.id, accountLockFor);
+    if (!attempt.allowed) {
       // Refused even with the right password: otherwise the lock only slows guessing.
+      const lockedFor = Math.max(
+        1,
+        Math.ceil((Date.parse(attempt.lockedUntil) - Date.now()) / 1000),
+      );
       await refuse(throttled(lockedFor, 'for this account'), actor, 'account locked', {
         'retry-after': String(lockedFor),
       });
@@ -112,8 +123,7 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
     }
     const stored = account.passwordHash;
     if (!(await passwordWork.run(() => verifyPassword(body.password, stored)))) {
-      const failures = await store.recordFailedSignIn(account.id, accountLockFor);
-      await refuse(wrong, actor, `wrong password (${failures} in a row)`);
+      await refuse(wrong, actor, `wrong password (${attempt.failures} in a row)`);
       return;
     }
     await store.recordSignIn(account.id);
@@ -156,8 +166,18 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
     return oidc;
   };
 
+  /** The network's allowance, shared with password sign-ins; false: refused and answered. */
+  const throttleOidc = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const decision = throttle.take(clientNetworkOf(clientAddressFromHeaders(req.headers)));
+    if (decision.allowed) return true;
+    const message = `Too many sign-ins from this network: try again in ${decision.retryAfterSeconds} s.`;
+    redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`);
+    return false;
+  };
+
   router.add('GET', '/auth/oidc/start', { permission: 'public' }, async ({ req, res, url }) => {
     const oidc = requireOidc();
+    if (!throttleOidc(req, res)) return;
     // The dashboard routes on the fragment: `returnTo` is one (`#/servers/a`), kept on this origin.
     const returnTo = `/${dashboardFragment(url.searchParams.get('returnTo'))}`;
     let started;
@@ -168,8 +188,9 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
       return;
     }
     const secure = secureCookieFor(req, config.adminCookieSecure);
+    const name = secure ? SECURE_FLOW_COOKIE : FLOW_COOKIE;
     redirect(res, started.redirectUrl, [
-      serializeCookie(FLOW_COOKIE, oidc.sealer.seal(started.flow, OIDC_FLOW_TTL_SECONDS), {
+      serializeCookie(name, oidc.sealer.seal(started.flow, OIDC_FLOW_TTL_SECONDS), {
         maxAgeSeconds: OIDC_FLOW_TTL_SECONDS,
         secure,
         httpOnly: true,
@@ -182,8 +203,10 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
   const callback = { permission: 'public', audit: { action: 'sign-in.oidc' } } as const;
   router.add('GET', '/auth/oidc/callback', callback, async ({ req, res, url }) => {
     const oidc = requireOidc();
+    if (!throttleOidc(req, res)) return;
     const secure = secureCookieFor(req, config.adminCookieSecure);
-    const clearFlow = serializeCookie(FLOW_COOKIE, '', {
+    const flowCookie = secure ? SECURE_FLOW_COOKIE : FLOW_COOKIE;
+    const clearFlow = serializeCookie(flowCookie, '', {
       maxAgeSeconds: 0,
       secure,
       httpOnly: true,
@@ -194,15 +217,12 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
       await audit.record(req, actor, { action: 'sign-in.oidc', outcome: 'failed', note });
       redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`, [clearFlow]);
     };
-    const address = clientAddressFromHeaders(req.headers) ?? 'unknown';
-    const anonymous: AuditActor = { kind: 'anonymous', id: null, label: address };
-    const flow = parseOidcFlowState(oidc.sealer.open(flowCookieOf(req)));
+    const anonymous = anonymousAt(clientAddressFromHeaders(req.headers) ?? 'unknown');
+    const flow = parseOidcFlowState(oidc.sealer.open(flowCookieOf(req, flowCookie)));
     if (flow === undefined) {
-      await fail(
-        anonymous,
-        'no or expired flow cookie',
-        'The sign-in took too long or was started elsewhere. Try again.',
-      );
+      // No sign-in of ours was under way (any page can send a browser here): nothing to record.
+      const message = 'The sign-in took too long or was started elsewhere. Try again.';
+      redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`, [clearFlow]);
       return;
     }
     let identity: OidcIdentity;
@@ -273,9 +293,9 @@ async function accountOfIdentity(
   return byEmail !== undefined && byEmail.oidcSubject === null ? byEmail : undefined;
 }
 
-function lockSecondsLeft(account: AccountRecord): number {
-  if (account.lockedUntil === null) return 0;
-  return Math.max(0, Math.ceil((Date.parse(account.lockedUntil) - Date.now()) / 1000));
+/** An unidentified caller, as the audit log names it: by its address. */
+function anonymousAt(address: string): AuditActor {
+  return { kind: 'anonymous', id: null, label: address };
 }
 
 function throttled(retryAfterSeconds: number, where: string): McphostError {
@@ -296,8 +316,8 @@ function dashboardFragment(value: string | null): string {
   return value !== null && /^#\/[\x21-\x7e]{0,500}$/.test(value) ? value : '#/';
 }
 
-function flowCookieOf(req: IncomingMessage): string {
-  return parseCookies(req.headers.cookie).get(FLOW_COOKIE) ?? '';
+function flowCookieOf(req: IncomingMessage, name: string): string {
+  return parseCookies(req.headers.cookie).get(name) ?? '';
 }
 
 function redirect(res: ServerResponse, location: string, setCookie: string[] = []): void {

@@ -43,7 +43,12 @@ export function createAdminAccounts(
   log: Logger,
 ): AdminAccounts {
   const sessionIdleMs = config.adminSessionIdleMinutes * 60_000;
-  const authenticator = new AdminAuthenticator({ store, token, sessionIdleMs });
+  const authenticator = new AdminAuthenticator({
+    store,
+    token,
+    sessionIdleMs,
+    cookieSecure: config.adminCookieSecure,
+  });
   const audit = new AuditTrail(store, log);
   const signIn: SignInServices = {
     throttle: new AddressThrottle({ perMinute: config.signInAttemptsPerMinute }),

@@ -8,7 +8,7 @@
  * and the MCP SDK's `requestInfo` see it, as the request id travels.
  */
 import type { IncomingMessage } from 'node:http';
-import { isIP } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /** The header the listener sets; a client's own value is always replaced. */
@@ -95,4 +95,22 @@ export function clientAddressFromHeaders(
 ): string | undefined {
   const address = headers?.[CLIENT_ADDRESS_HEADER];
   return typeof address === 'string' ? address : undefined;
+}
+
+/**
+ * The network a client is counted by, wherever one budget per client is
+ * kept (request rates, sign-in attempts): an IPv4 address as is, an IPv6
+ * address by its /64 (one host commonly holds a whole /64, so counting each
+ * address would give it 2^64 budgets). An IPv4-mapped IPv6 address counts as
+ * its IPv4 address.
+ */
+export function clientNetworkOf(address: string | undefined): string {
+  if (address === undefined) return 'unknown';
+  // Every request asks: the socket's address is already canonical, so IPv4 needs no parsing.
+  if (isIPv4(address)) return address;
+  const mapped = address.startsWith('::ffff:') ? address.slice(7) : undefined;
+  if (mapped !== undefined && isIPv4(mapped)) return mapped;
+  if (!isIPv6(address)) return 'unknown';
+  const parts = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  return `${parts.map((part) => part.toString(16)).join(':')}::/64`;
 }

@@ -15,7 +15,7 @@ export { OAuthGate } from './oauth-gate.js';
 export { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
 export { parseJsonBody, readBody } from './read-body.js';
 export { requestIdFromHeaders, requestIdOf, setRoute } from './request-context.js';
-export { clientAddressFromHeaders, TrustedProxies } from './client-address.js';
+export { clientAddressFromHeaders, clientNetworkOf, TrustedProxies } from './client-address.js';
 export { Router } from './router.js';
 export type { RouteContext, RouteEntry, RouteHandler, RouteMatch } from './router.js';
 export { parseInput } from './validate.js';

@@ -105,7 +105,7 @@ export function updateAccount(
     const role = patch.role ?? current.role;
     const disabled = patch.disabled ?? current.disabled;
     if (current.role === 'owner' && !current.disabled && (role !== 'owner' || disabled)) {
-      await requireAnotherOwner(trx, id);
+      await requireAnotherOwner(context, trx, id);
     }
     await trx
       .updateTable('accounts')
@@ -131,13 +131,27 @@ export function updateAccount(
     if (patch.servers !== undefined || role !== 'operator') {
       await replaceServers(trx, id, role === 'operator' ? (patch.servers ?? current.servers) : []);
     }
+    const credentialsChanged =
+      patch.passwordHash !== undefined ||
+      (patch.oidcSubject !== undefined && patch.oidcSubject !== current.oidcSubject);
     const authorityChanged =
+      credentialsChanged ||
       role !== current.role ||
       disabled !== current.disabled ||
-      patch.passwordHash !== undefined ||
       (patch.servers !== undefined && !sameMembers(patch.servers, current.servers));
     if (authorityChanged)
       await trx.deleteFrom('admin_sessions').where('account_id', '=', id).execute();
+    // New sign-in credentials or a disable say "whoever held this account may not any
+    // more": the personal tokens go too (a token minted by an intruder must not outlive
+    // the reset), and re-enabling does not bring them back.
+    if (credentialsChanged || (disabled && !current.disabled)) {
+      await trx
+        .updateTable('credentials')
+        .set({ revoked_at: context.now() })
+        .where('account_id', '=', id)
+        .where('revoked_at', 'is', null)
+        .execute();
+    }
     return (await findAccountIn(trx, { id }))!;
   });
 }
@@ -147,36 +161,48 @@ export function deleteAccount(context: StoreContext, id: string): Promise<void> 
   return writeOperation(context, 'deleting an account', null, async (trx) => {
     const current = await findAccountIn(trx, { id });
     if (!current) throw notFound(`account "${id}"`);
-    if (current.role === 'owner' && !current.disabled) await requireAnotherOwner(trx, id);
+    if (current.role === 'owner' && !current.disabled) await requireAnotherOwner(context, trx, id);
     await trx.deleteFrom('accounts').where('id', '=', id).execute();
   });
 }
 
-/** Counts a failed sign-in and locks the account for `lockMsFor(count)` ms (0: no lock); returns the count. */
-export function recordFailedSignIn(
+/**
+ * Claims one password attempt on an account before the password is checked:
+ * refused while the account is locked; otherwise the attempt counts as a
+ * failure (and locks the account for `lockMsFor(count)` ms, 0: no lock) until
+ * `recordSignIn` clears it. Counting first, in one transaction that holds the
+ * account's row, is what makes the lock hold against guesses sent in parallel:
+ * counting after the (slow) check would let every guess in flight through.
+ */
+export function claimSignInAttempt(
   context: StoreContext,
   id: string,
   lockMsFor: (failures: number) => number,
-): Promise<number> {
-  return writeOperation(context, 'recording a failed sign-in', null, async (trx) => {
-    const row = await trx
+): Promise<{ allowed: true; failures: number } | { allowed: false; lockedUntil: string }> {
+  return writeOperation(context, 'recording a sign-in attempt', null, async (trx) => {
+    let query = trx
       .selectFrom('accounts')
-      .select('failed_sign_ins')
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) return 0;
+      .select(['failed_sign_ins', 'locked_until'])
+      .where('id', '=', id);
+    // SQLite runs one write transaction at a time; PostgreSQL needs the row held.
+    if (context.dialect === 'postgres') query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    if (!row) throw notFound(`account "${id}"`);
+    const now = Date.parse(context.now());
+    if (row.locked_until !== null && Date.parse(row.locked_until) > now) {
+      return { allowed: false as const, lockedUntil: row.locked_until };
+    }
     const failures = row.failed_sign_ins + 1;
     const lockMs = lockMsFor(failures);
     await trx
       .updateTable('accounts')
       .set({
         failed_sign_ins: failures,
-        locked_until:
-          lockMs > 0 ? new Date(Date.parse(context.now()) + lockMs).toISOString() : null,
+        locked_until: lockMs > 0 ? new Date(now + lockMs).toISOString() : null,
       })
       .where('id', '=', id)
       .execute();
-    return failures;
+    return { allowed: true as const, failures };
   });
 }
 
@@ -200,14 +226,20 @@ export function recordSignIn(
   });
 }
 
-async function requireAnotherOwner(trx: Transaction<StoreDatabase>, id: string): Promise<void> {
-  const other = await trx
+async function requireAnotherOwner(
+  context: StoreContext,
+  trx: Transaction<StoreDatabase>,
+  id: string,
+): Promise<void> {
+  let query = trx
     .selectFrom('accounts')
     .select('id')
     .where('role', '=', 'owner')
-    .where('disabled', '=', 0)
-    .where('id', '!=', id)
-    .executeTakeFirst();
+    .where('disabled', '=', 0);
+  // Two owners demoted at once on PostgreSQL: holding every owner row makes the second
+  // transaction wait for the first, and then see one owner fewer.
+  if (context.dialect === 'postgres') query = query.forUpdate();
+  const other = (await query.execute()).find((row) => row.id !== id);
   if (!other) {
     throw new McphostError(
       'ERR_CONFLICT',

@@ -269,8 +269,11 @@ export interface Store {
   updateAccount(id: string, patch: AccountPatch): Promise<AccountRecord>;
   /** Deletes an account with its sessions and tokens; the last owner stays (ERR_CONFLICT). */
   deleteAccount(id: string): Promise<void>;
-  /** Counts a failed sign-in and locks for `lockMsFor(count)` ms; returns the count. */
-  recordFailedSignIn(id: string, lockMsFor: (failures: number) => number): Promise<number>;
+  /** Claims a password attempt before the check: refused while locked, else counted as a failure until `recordSignIn`. */
+  claimSignInAttempt(
+    id: string,
+    lockMsFor: (failures: number) => number,
+  ): Promise<{ allowed: true; failures: number } | { allowed: false; lockedUntil: string }>;
   /** Records a sign-in (clears failures), linking an OpenID identity when given. */
   recordSignIn(id: string, link?: { oidcIssuer: string; oidcSubject: string }): Promise<void>;
 
@@ -416,7 +419,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     createAccount: (input) => accounts.createAccount(context, input),
     updateAccount: (id, patch) => accounts.updateAccount(context, id, patch),
     deleteAccount: (id) => accounts.deleteAccount(context, id),
-    recordFailedSignIn: (id, lockMsFor) => accounts.recordFailedSignIn(context, id, lockMsFor),
+    claimSignInAttempt: (id, lockMsFor) => accounts.claimSignInAttempt(context, id, lockMsFor),
     recordSignIn: (id, link) => accounts.recordSignIn(context, id, link),
     createAdminSession: (session) => adminSessions.createAdminSession(context, session),
     getAdminSession: (idHash) => adminSessions.getAdminSession(context, idHash),

@@ -32,15 +32,32 @@ describe('AddressThrottle', () => {
       expect(throttle.take('192.0.2.1')).toEqual({ allowed: true });
       clock.advance(1000);
     }
-    expect(throttle.take('192.0.2.1')).toEqual({ allowed: false, retryAfterSeconds: 50 });
+    expect(throttle.take('192.0.2.1')).toEqual({
+      allowed: false,
+      retryAfterSeconds: 50,
+      firstRefusal: true,
+    });
     // Another address has its own allowance.
     expect(throttle.take('192.0.2.2')).toEqual({ allowed: true });
     clock.advance(49_000);
-    expect(throttle.take('192.0.2.1')).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    // Refused again within the minute: not worth recording again.
+    expect(throttle.take('192.0.2.1')).toEqual({
+      allowed: false,
+      retryAfterSeconds: 1,
+      firstRefusal: false,
+    });
     clock.advance(1000);
     // The first attempt left the window; the second (1 s later) has not.
     expect(throttle.take('192.0.2.1')).toEqual({ allowed: true });
-    expect(throttle.take('192.0.2.1')).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(throttle.take('192.0.2.1')).toEqual({
+      allowed: false,
+      retryAfterSeconds: 1,
+      firstRefusal: false,
+    });
+    clock.advance(60_000);
+    for (let attempt = 0; attempt < 10; attempt += 1) throttle.take('192.0.2.1');
+    // A minute after the last one noted, a refusal is worth recording again.
+    expect(throttle.take('192.0.2.1')).toMatchObject({ allowed: false, firstRefusal: true });
   });
 
   it('caps any 60-second window, also across a minute boundary', () => {
@@ -49,7 +66,11 @@ describe('AddressThrottle', () => {
     clock.advance(59_000);
     for (let attempt = 0; attempt < 3; attempt += 1) expect(throttle.take('a').allowed).toBe(true);
     clock.advance(2000); // a fixed per-minute counter would have reset here
-    expect(throttle.take('a')).toEqual({ allowed: false, retryAfterSeconds: 58 });
+    expect(throttle.take('a')).toEqual({
+      allowed: false,
+      retryAfterSeconds: 58,
+      firstRefusal: true,
+    });
   });
 
   it('does not count refused attempts', () => {

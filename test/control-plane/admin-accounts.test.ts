@@ -82,8 +82,12 @@ async function createAccount(body: Record<string, unknown>): Promise<{ id: strin
 }
 
 /** Signs `email` in and mints a personal token with its session. */
-async function personalToken(email: string, expiresAt?: string): Promise<string> {
-  const session = await signIn(email);
+async function personalToken(
+  email: string,
+  expiresAt?: string,
+  password = PASSWORD,
+): Promise<string> {
+  const session = await signIn(email, password);
   expect(session.status).toBe(200);
   const minted = await call('POST', '/api/me/tokens', {
     cookie: session.cookie!,
@@ -402,9 +406,34 @@ describe('password sign-in', () => {
       expect(retryAfter).toBeLessThanOrEqual(60);
       // The admin API itself is not throttled by it.
       expect((await strict.admin('GET', '/api/accounts')).status).toBe(200);
+      // A flood of refused attempts adds one audit row a minute, not one each.
+      for (let attempt = 0; attempt < 30; attempt++) {
+        expect((await signIn('someone@example.test', PASSWORD, strict)).status).toBe(429);
+      }
+      const audit = await strict.admin('GET', '/api/audit?action=sign-in.password&limit=500');
+      const throttledRows = audit.body.entries.filter(
+        (entry: { summary: { note?: string } }) =>
+          entry.summary.note === 'too many attempts from this network',
+      );
+      expect(throttledRows).toHaveLength(1);
     } finally {
       await strict.close();
     }
+  });
+
+  it('holds the account lock against guesses sent in parallel', async () => {
+    await createAccount({ email: 'parallel@example.test', role: 'viewer' });
+    // Nine wrong guesses and the right password at once: the lock counts each attempt
+    // before its (slow) check, so no more than five are ever checked.
+    const answers = await Promise.all([
+      ...Array.from({ length: 9 }, (_, index) =>
+        signIn('parallel@example.test', `wrong password ${index}`),
+      ),
+      signIn('parallel@example.test'),
+    ]);
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(5);
+    expect(statuses.filter((status) => status !== 429).length).toBeLessThanOrEqual(5);
   });
 });
 
@@ -443,7 +472,7 @@ describe('what ends an account’s sessions and tokens', () => {
     expect(current.body.principal.name).toBe('Renamed');
   });
 
-  it('refuses a disabled account’s session, tokens and sign-in; enabling it again restores its tokens', async () => {
+  it('refuses a disabled account’s session, tokens and sign-in; enabling it again restores neither', async () => {
     const { id } = await createAccount({ email: 'disabled@example.test', role: 'viewer' });
     const token = await personalToken('disabled@example.test');
     const session = await signIn('disabled@example.test');
@@ -464,9 +493,37 @@ describe('what ends an account’s sessions and tokens', () => {
     expect((await plane.admin('PATCH', `/api/accounts/${id}`, { disabled: false })).status).toBe(
       200,
     );
-    expect((await call('GET', '/api/session', { bearer: token })).status).toBe(200);
-    // The session ended for good: enabling does not bring it back.
+    // Disabling revoked the tokens and ended the session for good: enabling brings back neither
+    // (a token an intruder minted must not outlive the owner's reaction).
+    expect((await call('GET', '/api/session', { bearer: token })).status).toBe(401);
     expect((await call('GET', '/api/session', { cookie: session.cookie! })).status).toBe(401);
+    const listed = await plane.admin('GET', `/api/accounts/${id}/tokens`);
+    expect(listed.body.tokens.map((item: { status: string }) => item.status)).toEqual(['revoked']);
+  });
+
+  it('revokes an account’s tokens when its password is reset, and lets the owner revoke one', async () => {
+    const { id } = await createAccount({ email: 'reset@example.test', role: 'viewer' });
+    const first = await personalToken('reset@example.test');
+    const reset = await plane.admin('PATCH', `/api/accounts/${id}`, {
+      password: 'a brand new password here',
+    });
+    expect(reset.status).toBe(200);
+    expect((await call('GET', '/api/session', { bearer: first })).status).toBe(401);
+    const second = await personalToken(
+      'reset@example.test',
+      undefined,
+      'a brand new password here',
+    );
+    expect((await call('GET', '/api/session', { bearer: second })).status).toBe(200);
+    const tokens = (await plane.admin('GET', `/api/accounts/${id}/tokens`)).body.tokens as {
+      id: string;
+      status: string;
+    }[];
+    const active = tokens.find((item) => item.status === 'active')!;
+    expect((await plane.admin('DELETE', `/api/accounts/${id}/tokens/${active.id}`)).status).toBe(
+      204,
+    );
+    expect((await call('GET', '/api/session', { bearer: second })).status).toBe(401);
   });
 
   it('refuses a deleted account’s tokens and session', async () => {
@@ -698,6 +755,7 @@ describe('session idle time and lifetime (a real store, a frozen clock)', () => 
       store,
       token: AdminToken.fromConfigured(TEST_ADMIN_TOKEN),
       sessionIdleMs: idleMs,
+      cookieSecure: 'auto',
       now: clock,
     });
     const account = await store.createAccount({
@@ -718,7 +776,11 @@ describe('session idle time and lifetime (a real store, a frozen clock)', () => 
     });
     const use = () =>
       authenticator
-        .authenticate({ headers: { cookie: `mcph_session=${cookie}` } } as IncomingMessage)
+        .authenticate({
+          // Plain HTTP to a loopback host: the plain-named cookie is the one that counts.
+          headers: { cookie: `mcph_session=${cookie}`, host: '127.0.0.1:8080' },
+          socket: {},
+        } as unknown as IncomingMessage)
         .then(
           () => 'ok',
           (error: { code?: string }) => error.code,

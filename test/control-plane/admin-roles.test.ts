@@ -60,6 +60,8 @@ const EXPECTED: Record<string, Permission> = {
   'POST /api/accounts': 'own',
   'PATCH /api/accounts/:id': 'own',
   'DELETE /api/accounts/:id': 'own',
+  'GET /api/accounts/:id/tokens': 'own',
+  'DELETE /api/accounts/:id/tokens/:token': 'own',
   'GET /api/me/tokens': 'self',
   'POST /api/me/tokens': 'self',
   'DELETE /api/me/tokens/:id': 'self',
@@ -235,7 +237,8 @@ describe('each role against each route', () => {
       .replace(':sub', server ?? OWN)
       .replace(':name', 't')
       .replace(':tool', 't')
-      .replace(':id', '00000000-0000-4000-8000-000000000000');
+      .replace(':id', '00000000-0000-4000-8000-000000000000')
+      .replace(':token', '00000000-0000-4000-8000-000000000001');
     const body = method === 'GET' || method === 'DELETE' ? undefined : {};
     if (permission !== 'public') {
       const anonymous = await call(method, path, undefined, body);

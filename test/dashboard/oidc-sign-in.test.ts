@@ -55,6 +55,7 @@ beforeAll(async () => {
       ADMIN_OIDC_CLIENT_ID: CLIENT_ID,
       ADMIN_OIDC_CLIENT_SECRET: CLIENT_SECRET,
       ADMIN_OIDC_REDIRECT_URL: redirectUrl,
+      SIGN_IN_ATTEMPTS_PER_MINUTE: '1000',
     }),
     launchDashboardBrowser(),
   ]);
