@@ -5,7 +5,8 @@
  * decides alone (a wrong token is refused even with a good cookie); an
  * account that is disabled, a token revoked or expired, a session past its
  * idle time or lifetime: all refused as ERR_UNAUTHORIZED. Uses are recorded
- * at most once a minute per credential, so reading the API is not a write.
+ * at most once a minute per credential (a token's in batches, as API keys'
+ * are), so reading the API is not a write.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -28,6 +29,8 @@ export interface AdminAuthenticatorOptions {
   sessionIdleMs: number;
   /** ADMIN_COOKIE_SECURE: which session cookie name a request may use. */
   cookieSecure: Config['adminCookieSecure'];
+  /** Notes a personal token's use (written in batches, never on the request path). */
+  tokenUses: { record(id: string, lastUsedAt: string | null): void };
   now?: () => Date;
 }
 
@@ -84,9 +87,7 @@ export class AdminAuthenticator {
       );
     }
     const account = await this.#enabledAccount(credential.accountId);
-    if (this.#due(credential.lastUsedAt)) {
-      await store.touchCredentials([credential.id]);
-    }
+    this.#options.tokenUses.record(credential.id, credential.lastUsedAt);
     return accountPrincipal(account, 'personal-token');
   }
 

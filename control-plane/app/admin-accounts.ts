@@ -14,7 +14,7 @@ import {
   type SignInServices,
 } from '../admin/index.js';
 import type { Config } from '../config.js';
-import { ConcurrencyLimit } from '../http/index.js';
+import { ConcurrencyLimit, CredentialUseRecorder } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/index.js';
@@ -30,8 +30,8 @@ export interface AdminAccounts {
   authenticator: AdminAuthenticator;
   audit: AuditTrail;
   signIn: SignInServices;
-  /** Stops the upkeep timer. */
-  stop(): void;
+  /** Stops the upkeep timer and writes the token uses still noted. */
+  stop(): Promise<void>;
 }
 
 /** Builds the admin side's accounts; ERR_CONFIG when single sign-on is half configured. */
@@ -43,11 +43,17 @@ export function createAdminAccounts(
   log: Logger,
 ): AdminAccounts {
   const sessionIdleMs = config.adminSessionIdleMinutes * 60_000;
+  const tokenUses = new CredentialUseRecorder({
+    touch: (ids) => store.touchCredentials(ids),
+    onError: (error) =>
+      log.warn({ err: error, component: 'admin-accounts' }, 'recording token use failed'),
+  });
   const authenticator = new AdminAuthenticator({
     store,
     token,
     sessionIdleMs,
     cookieSecure: config.adminCookieSecure,
+    tokenUses,
   });
   const audit = new AuditTrail(store, log);
   const signIn: SignInServices = {
@@ -75,7 +81,15 @@ export function createAdminAccounts(
   run();
   const timer = setInterval(run, UPKEEP_INTERVAL_MS);
   timer.unref();
-  return { authenticator, audit, signIn, stop: () => clearInterval(timer) };
+  return {
+    authenticator,
+    audit,
+    signIn,
+    stop: async () => {
+      clearInterval(timer);
+      await tokenUses.close();
+    },
+  };
 }
 
 function oidcServices(config: Config, masterKey: Buffer): NonNullable<SignInServices['oidc']> {

@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import { isMcphostError } from '../errors.js';
 import { createHostedSide } from '../mcp/index.js';
 import { startListeners, type Listeners } from '../http/index.js';
-import { OAuthGate, TrustedProxies } from '../http/index.js';
+import { ServerGate, TrustedProxies } from '../http/index.js';
 import { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Logger } from '../logger.js';
 import { createHostedMcpServer } from '../mcp/index.js';
@@ -256,7 +256,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     closers.push(() => oauthEgress.agent.close());
     // API keys are cached by hash and follow the store's changes; uses are written in batches.
-    const gate = new OAuthGate(config, oauthEgress.fetch, {
+    const gate = new ServerGate(config, oauthEgress.fetch, {
       store,
       onError: (error, what) => log.warn({ err: error, component: 'api-keys' }, `${what} failed`),
     });

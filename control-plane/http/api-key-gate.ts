@@ -15,7 +15,7 @@ import {
   ApiKeyVerifier,
   type ApiKeyProblem,
 } from './api-key-verifier.js';
-import type { Authentication } from './authentication.js';
+import { temporarilyUnavailable, type Authentication } from './authentication.js';
 import { CredentialUseRecorder } from './credential-use-recorder.js';
 import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
@@ -79,13 +79,7 @@ export class ApiKeyGate {
       if (!isMcphostError(error, 'ERR_STORE') && !isMcphostError(error, 'ERR_NO_CAPACITY')) {
         throw error;
       }
-      return {
-        ok: false,
-        status: httpStatusFor(error.code),
-        headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-        body: jsonRpcErrorBody(error),
-        reason: 'temporarily_unavailable',
-      };
+      return temporarilyUnavailable(RETRY_AFTER_SECONDS, error);
     }
     if (verdict.ok) {
       return {

@@ -4,7 +4,9 @@
  * refuses the request (status, headers such as the RFC 6750 bearer
  * challenge, body).
  */
+import type { McphostError } from '../errors.js';
 import type { Caller } from '../invocation/index.js';
+import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
 export type Authentication =
   | { ok: true; caller: Caller }
@@ -16,3 +18,22 @@ export type Authentication =
       /** What metrics count the refusal under: an RFC 6750 error, missing_token or temporarily_unavailable. */
       reason: string;
     };
+
+/**
+ * The refusal when credentials cannot be checked now (the Authorization
+ * Server's keys, or the store, cannot be had): status and code from the
+ * registry, and a `Retry-After` — never a 401, which would make a client drop
+ * credentials that may be fine.
+ */
+export function temporarilyUnavailable(
+  retryAfterSeconds: number,
+  error: McphostError,
+): Authentication {
+  return {
+    ok: false,
+    status: httpStatusFor(error.code),
+    headers: { 'retry-after': String(retryAfterSeconds) },
+    body: jsonRpcErrorBody(error),
+    reason: 'temporarily_unavailable',
+  };
+}

@@ -11,7 +11,7 @@ export {
 } from './error-response.js';
 export { startListeners } from './http-listeners.js';
 export type { Listeners } from './http-listeners.js';
-export { OAuthGate } from './oauth-gate.js';
+export { ServerGate } from './server-gate.js';
 export { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
 export { parseJsonBody, readBody } from './read-body.js';
 export { requestIdFromHeaders, requestIdOf, setRoute } from './request-context.js';
@@ -20,3 +20,4 @@ export { Router } from './router.js';
 export type { RouteContext, RouteEntry, RouteHandler, RouteMatch } from './router.js';
 export { parseInput } from './validate.js';
 export { ConcurrencyLimit } from './concurrency-limit.js';
+export { CredentialUseRecorder } from './credential-use-recorder.js';

@@ -8,59 +8,35 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
-import { loopbackFetch } from '../support/loopback-fetch.js';
 import { postInitialize } from '../support/mcp-requests.js';
 import {
   startTestControlPlane,
   TEST_ADMIN_TOKEN,
   type TestControlPlane,
 } from '../support/control-plane.js';
+import {
+  adminRequest,
+  passwordSignIn,
+  type AdminAnswer,
+  type AdminRequestOptions,
+} from '../support/admin-requests.js';
 
 const database = `mcphost_admin_audit_${randomBytes(6).toString('hex')}`;
 const PASSWORD = 'correct horse battery staple';
 let first: TestControlPlane;
 let second: TestControlPlane;
 
-interface Call {
-  bearer?: string;
-  cookie?: string;
-  csrf?: string;
-  body?: unknown;
-  requestId?: string;
-}
-
-async function call(
+function call(
   plane: TestControlPlane,
   method: string,
   path: string,
-  options: Call = {},
-): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await loopbackFetch(`${plane.adminUrl}${path}`, {
-    method,
-    headers: {
-      ...(options.bearer === undefined ? {} : { authorization: `Bearer ${options.bearer}` }),
-      ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
-      ...(options.csrf === undefined ? {} : { 'x-csrf-token': options.csrf }),
-      ...(options.requestId === undefined ? {} : { 'x-request-id': options.requestId }),
-      ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? JSON.parse(text) : undefined,
-    headers: response.headers,
-  };
+  options: AdminRequestOptions = {},
+): Promise<AdminAnswer> {
+  return adminRequest(plane.adminUrl, method, path, options);
 }
 
-async function signIn(plane: TestControlPlane, email: string, password = PASSWORD) {
-  const answer = await call(plane, 'POST', '/api/auth/password', { body: { email, password } });
-  return {
-    ...answer,
-    cookie: answer.headers.getSetCookie()[0]?.split(';')[0],
-    csrf: answer.body?.csrfToken as string | undefined,
-  };
+function signIn(plane: TestControlPlane, email: string, password = PASSWORD) {
+  return passwordSignIn(plane.adminUrl, email, password);
 }
 
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import {
   TEST_ADMIN_TOKEN,
   type TestControlPlane,
 } from '../support/control-plane.js';
-import { loopbackFetch } from '../support/loopback-fetch.js';
+import { adminRequest, type AdminAnswer } from '../support/admin-requests.js';
 
 const PASSWORD = 'correct horse battery staple';
 const SERVER = 'audited';
@@ -57,28 +57,16 @@ async function call(
   who: Credentials,
   body?: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: any; requestId: string; headers: Headers }> {
+): Promise<AdminAnswer & { requestId: string }> {
   const requestId = `audit-test-${++step}-${randomBytes(4).toString('hex')}`;
-  const response = await loopbackFetch(`${plane.adminUrl}${path}`, {
-    method,
-    headers: {
-      'x-request-id': requestId,
-      ...(who.bearer === undefined ? {} : { authorization: `Bearer ${who.bearer}` }),
-      ...(who.cookie === undefined ? {} : { cookie: who.cookie }),
-      ...(who.csrf === undefined ? {} : { 'x-csrf-token': who.csrf }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.headers.get('x-request-id')).toBe(requestId);
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? JSON.parse(text) : undefined,
+  const answer = await adminRequest(plane.adminUrl, method, path, {
+    ...who,
     requestId,
-    headers: response.headers,
-  };
+    body,
+    headers,
+  });
+  expect(answer.headers.get('x-request-id')).toBe(requestId);
+  return { ...answer, requestId };
 }
 
 const bootstrap: Credentials = { bearer: TEST_ADMIN_TOKEN };

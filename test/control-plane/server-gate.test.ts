@@ -21,7 +21,7 @@ import { GENERIC_MESSAGE } from '../../control-plane/errors.js';
 import { sendJson } from '../../control-plane/http/error-response.js';
 import { startListeners, type Listeners } from '../../control-plane/http/http-listeners.js';
 import { TrustedProxies } from '../../control-plane/http/index.js';
-import { OAuthGate } from '../../control-plane/http/oauth-gate.js';
+import { ServerGate } from '../../control-plane/http/server-gate.js';
 import { DEFAULT_SERVER_TENANCY, type ServerRecord } from '../../control-plane/store/records.js';
 import { signToken, validClaims } from '../auth/helpers/forge-token.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
@@ -80,7 +80,7 @@ async function startGate(
   jwksFetch: typeof fetch,
   servers: ServerRecord[],
   allowInsecureLoopback = true,
-): Promise<{ gate: OAuthGate; listeners: Listeners; config: Config; logged: unknown[] }> {
+): Promise<{ gate: ServerGate; listeners: Listeners; config: Config; logged: unknown[] }> {
   const port = await freePort();
   const config = loadConfig(
     {
@@ -89,7 +89,7 @@ async function startGate(
     },
     '/nonexistent/.env',
   );
-  const gate = new OAuthGate(config, jwksFetch);
+  const gate = new ServerGate(config, jwksFetch);
   const logged: unknown[] = [];
   const listeners = await startListeners({
     port,

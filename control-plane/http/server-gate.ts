@@ -4,8 +4,7 @@
  * framework-free OAuth core); "apikey" needs one of the server's API keys
  * (api-key-gate.ts). Verifiers are cached per (issuer, jwks_uri, audience,
  * scopes) and keys follow the store, so a settings change or a revoked key
- * takes effect with the next request, with no restart. (The name is older
- * than the API-key mode; http/index.ts exports the class by it.)
+ * takes effect with the next request, with no restart.
  */
 import type { IncomingMessage } from 'node:http';
 import {
@@ -21,15 +20,14 @@ import { serverAddress, type Config } from '../config.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import type { ServerRecord } from '../store/index.js';
 import { ApiKeyGate, type ApiKeyGateOptions } from './api-key-gate.js';
-import type { Authentication } from './authentication.js';
-import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
+import { temporarilyUnavailable, type Authentication } from './authentication.js';
 
 const MAX_CACHED_VERIFIERS = 1000;
 /** What a 503 for an unreachable Authorization Server tells clients to wait, in seconds. */
 const RETRY_AFTER_SECONDS = 5;
 
 /** Admits or refuses each `/mcp` request of a hosted server by the server's security mode. */
-export class OAuthGate {
+export class ServerGate {
   readonly #config: Config;
   readonly #verifiers = new Map<string, AccessTokenVerifier>();
   readonly #fetch: typeof fetch | undefined;
@@ -57,7 +55,7 @@ export class OAuthGate {
         return { ok: true, caller: { kind: 'anonymous' } };
       case 'apikey':
         if (this.#apiKeys === undefined) {
-          throw new Error('OAuthGate: built without a key store, it cannot check API keys');
+          throw new Error('ServerGate: built without a key store, it cannot check API keys');
         }
         return this.#apiKeys.authenticate(server, req);
       case 'oauth2':
@@ -79,7 +77,8 @@ export class OAuthGate {
     const metadata = server.oauthMetadata;
     if (!metadata) {
       // Cannot happen through the API (saving oauth2 stores the metadata); refuse rather than open up.
-      return unavailable(
+      return temporarilyUnavailable(
+        RETRY_AFTER_SECONDS,
         new McphostError(
           'ERR_AUTH_SERVER_UNAVAILABLE',
           'the authorization server metadata of this server is missing; save its OAuth settings again',
@@ -102,7 +101,7 @@ export class OAuthGate {
       // says "try again", or "fix the settings". Anything else is a bug: rethrown,
       // it is answered 500 and logged.
       if (!isMcphostError(error, 'ERR_AUTH_SERVER_UNAVAILABLE')) throw error;
-      return unavailable(error);
+      return temporarilyUnavailable(RETRY_AFTER_SECONDS, error);
     }
     if (!outcome.ok) {
       return {
@@ -160,15 +159,4 @@ export class OAuthGate {
     }
     return verifier;
   }
-}
-
-/** The refusal for an Authorization Server that cannot check tokens now: status and code from the registry. */
-function unavailable(error: McphostError): Authentication {
-  return {
-    ok: false,
-    status: httpStatusFor(error.code),
-    headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-    body: jsonRpcErrorBody(error),
-    reason: 'temporarily_unavailable',
-  };
 }
