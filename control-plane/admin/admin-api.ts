@@ -195,8 +195,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         if (req.method !== 'GET' && req.method !== 'HEAD' && !fromOwnOrigin(req)) {
           throw new McphostError('ERR_CSRF', 'this request comes from another site: refused');
         }
-        // A public route (sign-in) still knows a signed-in caller, but never needs one.
-        principal = await authenticate(req).catch(() => undefined);
+        // A public route (sign-in) needs no caller and looks for none.
       } else {
         principal = requirePrincipal(await authenticate(req));
         const refusal = (note?: string) => ({
@@ -217,8 +216,8 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
           throw forbidden(principal, rule, params.sub);
         }
       }
-      const audited =
-        rule.audit !== undefined && principal !== undefined && rule.permission !== 'public';
+      // Public routes (sign-ins) write their own entries: they know who tried.
+      const audited = rule.audit !== undefined && principal !== undefined;
       const before = audited && rule.audit?.before ? await rule.audit.before(params) : undefined;
       if (audited) keepSentBody(res);
       await match.handler({ req, res, url, params, principal });
