@@ -9,12 +9,12 @@ import { z } from 'zod';
 import { hashPassword, passwordSchema } from '../accounts/index.js';
 import { mintCredentialSecret } from '../auth/index.js';
 import { McphostError } from '../errors.js';
-import { sendJson } from '../http/index.js';
+import { parseInput, sendJson } from '../http/index.js';
 import { emailSchema, roleSchema, subdomainSchema, type AccountPatch } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { accountView, snapshots } from './audit-snapshots.js';
 import { credentialView, NewCredentialBody } from './credential-views.js';
-import { principalOf, type AdminRouter, type Principal } from './permissions.js';
+import { idOfAnswer, principalOf, type AdminRouter, type Principal } from './permissions.js';
 
 const oidcSubjectSchema = z.string().trim().min(1).max(255).nullable();
 
@@ -71,7 +71,7 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
       throw new McphostError(
         'ERR_VALIDATION',
         'oidcSubject needs single sign-on: set ADMIN_OIDC_ISSUER first',
-        { details: { issues: [{ path: 'oidcSubject', message: 'no OpenID provider is set' }] } },
+        { details: [{ path: 'oidcSubject', message: 'no OpenID provider is set' }] },
       );
     }
   };
@@ -80,7 +80,10 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
     sendJson(res, 200, { accounts: (await store.listAccounts()).map(accountView) });
   });
 
-  const create = { permission: 'own', audit: { action: 'account.create' } } as const;
+  const create = {
+    permission: 'own',
+    audit: { action: 'account.create', target: idOfAnswer },
+  } as const;
   router.add('POST', '/api/accounts', create, async ({ req, res }) => {
     const body = await readJson(req, config.maxBodyBytes, NewAccountBody, 'account');
     requireOidc(body.oidcSubject);
@@ -105,15 +108,12 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
     const current = await store.findAccount({ id: params.id! });
     if (!current) throw new McphostError('ERR_NOT_FOUND', `account "${params.id}" does not exist`);
     const role = body.role ?? current.role;
-    const problems = AccountPatchBody.superRefine(checkServersForRole).safeParse({
-      role,
-      servers: body.servers ?? (role === 'operator' ? current.servers : []),
-    });
-    if (!problems.success) {
-      throw new McphostError('ERR_VALIDATION', problems.error.issues[0]!.message, {
-        details: { issues: problems.error.issues.map(({ path, message }) => ({ path, message })) },
-      });
-    }
+    // The role and servers the account will have, checked together.
+    parseInput(
+      AccountPatchBody.superRefine(checkServersForRole),
+      { role, servers: body.servers ?? (role === 'operator' ? current.servers : []) },
+      'account change',
+    );
     const patch: AccountPatch = {
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.role === undefined ? {} : { role: body.role }),
@@ -154,11 +154,16 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
     permission: 'own',
     audit: { action: 'personal-token.revoke' },
   } as const;
-  router.add('DELETE', '/api/accounts/:id/tokens/:token', revokeTheirs, async ({ res, params }) => {
-    await requireAccount(params.id!);
-    await store.revokeCredential({ kind: 'personal', accountId: params.id! }, params.token!);
-    res.writeHead(204).end();
-  });
+  router.add(
+    'DELETE',
+    '/api/accounts/:id/tokens/:tokenId',
+    revokeTheirs,
+    async ({ res, params }) => {
+      await requireAccount(params.id!);
+      await store.revokeCredential({ kind: 'personal', accountId: params.id! }, params.tokenId!);
+      res.writeHead(204).end();
+    },
+  );
 
   addPersonalTokenRoutes(router, context);
 }
@@ -182,7 +187,10 @@ function addPersonalTokenRoutes(router: AdminRouter, context: AdminContext): voi
     sendJson(route.res, 200, { tokens: tokens.map((token) => credentialView(token)) });
   });
 
-  const create = { permission: 'self', audit: { action: 'personal-token.create' } } as const;
+  const create = {
+    permission: 'self',
+    audit: { action: 'personal-token.create', target: idOfAnswer },
+  } as const;
   router.add('POST', '/api/me/tokens', create, async (route) => {
     const principal = principalOf(route);
     const accountId = accountIdOf(principal);

@@ -135,6 +135,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
     }
     const principal = requirePrincipal(await authenticate(req));
     if (!permits(principal, 'read', undefined) || visibleServers(principal) !== undefined) {
+      await context.audit.record(req, principal, { action: 'metrics.read', outcome: 'denied' });
       throw new McphostError(
         'ERR_FORBIDDEN',
         'the metrics name every server: this account may not read them',
@@ -193,7 +194,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         // A page of another site may post a text/plain form to a public route (no
         // preflight): signing a browser in to the attacker's account is refused here.
         if (req.method !== 'GET' && req.method !== 'HEAD' && !fromOwnOrigin(req)) {
-          throw new McphostError('ERR_CSRF', 'this request comes from another site: refused');
+          throw foreignOrigin(req);
         }
         // A public route (sign-in) needs no caller and looks for none.
       } else {
@@ -208,7 +209,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         try {
           checkCsrf(req, principal);
         } catch (error) {
-          await context.audit.record(req, principal, refusal('CSRF check failed'));
+          await context.audit.record(req, principal, refusal((error as Error).message));
           throw error;
         }
         if (!permits(principal, rule.permission, params.sub)) {
@@ -220,13 +221,27 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       const audited = rule.audit !== undefined && principal !== undefined;
       const before = audited && rule.audit?.before ? await rule.audit.before(params) : undefined;
       if (audited) keepSentBody(res);
-      await match.handler({ req, res, url, params, principal });
+      try {
+        await match.handler({ req, res, url, params, principal });
+      } catch (error) {
+        // A handler's own refusal (an operator naming another server in a filter) is a refusal too.
+        if (principal !== undefined && isMcphostError(error, 'ERR_FORBIDDEN')) {
+          await context.audit.record(req, principal, {
+            action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
+            server: params.sub ?? null,
+            target: targetOf(params),
+            outcome: 'denied',
+            note: error.message,
+          });
+        }
+        throw error;
+      }
       if (audited && res.statusCode < 400) {
         const answer = sentBodyOf(res);
         await context.audit.record(req, principal!, {
           action: rule.audit!.action,
           server: params.sub ?? rule.audit!.server?.(answer) ?? null,
-          target: targetOf(params),
+          target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
           outcome: 'ok',
           before,
           after:
@@ -247,7 +262,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
 
 /** What inside the server a route names (a tool, secret, entry, key or account). */
 function targetOf(params: Record<string, string>): string | null {
-  return params.name ?? params.tool ?? params.id ?? null;
+  return params.name ?? params.tool ?? params.tokenId ?? params.id ?? null;
 }
 
 /**
@@ -258,15 +273,21 @@ function targetOf(params: Record<string, string>): string | null {
  */
 function checkCsrf(req: IncomingMessage, principal: Principal): void {
   if (principal.session === undefined || req.method === 'GET' || req.method === 'HEAD') return;
-  if (!fromOwnOrigin(req)) {
-    throw new McphostError('ERR_CSRF', 'this request comes from another site: refused');
-  }
+  if (!fromOwnOrigin(req)) throw foreignOrigin(req);
   if (!csrfTokenMatches(req.headers['x-csrf-token'], principal.session.csrfToken)) {
     throw new McphostError(
       'ERR_CSRF',
       'the X-CSRF-Token header is missing or wrong: reload the dashboard and try again',
     );
   }
+}
+
+/** ERR_CSRF for an Origin that is not this admin side's, saying what was compared. */
+function foreignOrigin(req: IncomingMessage): McphostError {
+  return new McphostError(
+    'ERR_CSRF',
+    `this request comes from another site (Origin ${JSON.stringify(req.headers.origin)}, not this admin side's host ${JSON.stringify(req.headers.host)}): refused; behind a reverse proxy, pass the Host header through`,
+  );
 }
 
 function forbidden(

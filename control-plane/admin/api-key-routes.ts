@@ -10,7 +10,7 @@ import { mintCredentialSecret } from '../auth/index.js';
 import { sendJson } from '../http/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { credentialView, NewCredentialBody } from './credential-views.js';
-import { auditActorOf, principalOf, type AdminRouter } from './permissions.js';
+import { auditActorOf, idOfAnswer, principalOf, type AdminRouter } from './permissions.js';
 import { requireServer } from './server-routes.js';
 
 export function addApiKeyRoutes(router: AdminRouter, context: AdminContext): void {
@@ -23,11 +23,14 @@ export function addApiKeyRoutes(router: AdminRouter, context: AdminContext): voi
     sendJson(res, 200, { apiKeys: keys.map((key) => credentialView(key)) });
   });
 
-  const create = { permission: 'administer', audit: { action: 'api-key.create' } } as const;
+  const create = {
+    permission: 'administer',
+    audit: { action: 'api-key.create', target: idOfAnswer },
+  } as const;
   router.add('POST', path, create, async (route) => {
     const { req, res, params } = route;
     const body = await readJson(req, config.maxBodyBytes, NewCredentialBody, 'API key');
-    await requireServer(context, params.sub!);
+    const server = await requireServer(context, params.sub!);
     const minted = mintCredentialSecret('apikey');
     const key = await store.createCredential({
       owner: { kind: 'apikey', subdomain: params.sub! },
@@ -40,7 +43,10 @@ export function addApiKeyRoutes(router: AdminRouter, context: AdminContext): voi
     sendJson(res, 201, {
       ...credentialView(key),
       key: minted.secret,
-      note: 'this key is shown only now: give it to the client, it cannot be read again',
+      note:
+        server.securityMode === 'apikey'
+          ? 'this key is shown only now: give it to the client, it cannot be read again'
+          : `this key is shown only now: give it to the client, it cannot be read again; it is checked once the server's securityMode is "apikey" (now "${server.securityMode}")`,
     });
   });
 

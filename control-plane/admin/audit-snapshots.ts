@@ -6,11 +6,12 @@
 import { poolUnitOf } from '../sandbox/index.js';
 import type { EntryKind } from '../store/index.js';
 import type { AdminContext } from './admin-context.js';
+import { serverView } from './server-view.js';
 
 type Snapshot = (params: Record<string, string>) => Promise<unknown>;
 
 /** The snapshots of the admin routes' records. */
-export function snapshots(context: Pick<AdminContext, 'store' | 'pools'>): {
+export function snapshots(context: Pick<AdminContext, 'store' | 'pools' | 'config'>): {
   server: Snapshot;
   tool: Snapshot;
   entry: (kind: EntryKind) => Snapshot;
@@ -20,12 +21,11 @@ export function snapshots(context: Pick<AdminContext, 'store' | 'pools'>): {
 } {
   const { store } = context;
   return {
+    // What GET /api/servers/{sub} answers, so before and after compare field by field.
     server: async ({ sub }) => {
       const server = sub === undefined ? undefined : await store.getServer(sub);
       if (!server) return undefined;
-      // The metadata snapshot is the AS's document, not a setting: its issuer says enough.
-      const { oauthMetadata, ...settings } = server;
-      return { ...settings, oauthIssuer: oauthMetadata?.issuer ?? null };
+      return serverView(context.config, server, (await store.listTools(server.subdomain)).length);
     },
     tool: async ({ sub, name }) =>
       sub === undefined || name === undefined ? undefined : store.getTool(sub, name),

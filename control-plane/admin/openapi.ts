@@ -182,7 +182,7 @@ const OPERATIONS: Operation[] = [
   },
   {
     method: 'delete',
-    path: '/api/accounts/{id}/tokens/{token}',
+    path: '/api/accounts/{id}/tokens/{tokenId}',
     summary: 'Revoke an account’s personal token (owner)',
   },
   { method: 'get', path: '/api/me/tokens', summary: 'Your personal API tokens' },
@@ -338,13 +338,27 @@ export function openApiDocument(version: string, permissions: RoutePermissions):
   }
   const document = {
     openapi: '3.1.0',
-    info: { title: 'mcphost admin API', version },
+    info: {
+      title: 'mcphost admin API',
+      version,
+      description:
+        'Each operation names the permission it needs as x-mcphost-permission: public (no credential), self (any signed-in principal, about itself), read (every role; an operator only its servers), operate (owner, admin, an operator on its servers), administer (owner, admin), own (owner). A refusal is 403 ERR_FORBIDDEN. Writes made with the dashboard session cookie also need the X-CSRF-Token header (from GET /api/session) and a same-origin Origin.',
+    },
     components: {
       securitySchemes: {
-        // The admin token or a personal token (mcph_pat_…).
-        adminToken: { type: 'http', scheme: 'bearer' },
-        // The dashboard's session; writes also need the X-CSRF-Token header.
-        session: { type: 'apiKey', in: 'cookie', name: '__Host-mcph_session' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'The admin token (the bootstrap owner) or an account’s personal token (mcph_pat_…)',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: '__Host-mcph_session',
+          description:
+            'The dashboard session (named mcph_session over plain HTTP to localhost); writes also need X-CSRF-Token',
+        },
       },
     },
     paths,

@@ -33,6 +33,8 @@ export interface RouteRule {
     after?: (answer: unknown) => unknown;
     /** The server concerned when the path names none (a new server names itself in its answer). */
     server?: (answer: unknown) => string | undefined;
+    /** What inside it, when the path names nothing (a new key or account: its id). */
+    target?: (answer: unknown) => string | undefined;
   };
 }
 
@@ -114,6 +116,12 @@ export function auditActorOf(principal: Principal): AuditActor {
   return principal.kind === 'bootstrap'
     ? { kind: 'bootstrap', id: null, label: 'admin token' }
     : { kind: 'account', id: principal.id, label: principal.email ?? principal.name };
+}
+
+/** The `id` of a route's answer: what a create route made (an audit entry's target). */
+export function idOfAnswer(answer: unknown): string | undefined {
+  const id = (answer as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** The invocation log's caller of a test run by `principal`. */

@@ -7,6 +7,7 @@
 import { sendJson } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import { missingRuntimeMessage } from '../sandbox/index.js';
+import { credentialStatus } from '../auth/index.js';
 import type { ServerSettingsPatch } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { CreateServerBody, ServerSettingsBody } from './schemas.js';
@@ -84,6 +85,14 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
       warnings.push(
         `maxContainers ${body.maxContainers} is above the container budget of ${maxTotal} (POOL_MAX_TOTAL): the budget bounds it`,
       );
+    }
+    if (mode === 'apikey' && body.securityMode === 'apikey' && current.securityMode !== 'apikey') {
+      const keys = await store.listCredentials({ kind: 'apikey', subdomain: current.subdomain });
+      if (!keys.some((key) => credentialStatus(key, new Date()) === 'active')) {
+        warnings.push(
+          `this server has no active API key: every /mcp call is refused until one is created (POST /api/servers/${current.subdomain}/api-keys)`,
+        );
+      }
     }
     const sandboxTouched =
       (body.isolation ?? current.isolation) !== current.isolation ||

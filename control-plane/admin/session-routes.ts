@@ -151,7 +151,13 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
   const signOut = { permission: 'self', audit: { action: 'sign-out' } } as const;
   router.add('DELETE', '/api/session', signOut, async (route) => {
     const principal = principalOf(route);
-    if (principal.session !== undefined) await store.deleteAdminSession(principal.session.idHash);
+    if (principal.session === undefined) {
+      throw new McphostError(
+        'ERR_CONFLICT',
+        'this request carries a token, not a dashboard session: there is nothing to sign out; revoke a personal token to end it',
+      );
+    }
+    await store.deleteAdminSession(principal.session.idHash);
     route.res.writeHead(204, { 'set-cookie': endSessionCookies(route.req, config) }).end();
   });
 

@@ -30,7 +30,7 @@ export type ApiKeyVerdict =
 
 /** What a refusal says (the challenge's error_description and the error message). */
 export const API_KEY_PROBLEM_MESSAGES: Readonly<Record<ApiKeyProblem, string>> = Object.freeze({
-  missing: 'an API key is required',
+  missing: 'an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>',
   invalid: 'this API key is not valid for this server',
   revoked: 'this API key has been revoked',
   expired: 'this API key has expired',

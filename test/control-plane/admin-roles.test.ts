@@ -61,7 +61,7 @@ const EXPECTED: Record<string, Permission> = {
   'PATCH /api/accounts/:id': 'own',
   'DELETE /api/accounts/:id': 'own',
   'GET /api/accounts/:id/tokens': 'own',
-  'DELETE /api/accounts/:id/tokens/:token': 'own',
+  'DELETE /api/accounts/:id/tokens/:tokenId': 'own',
   'GET /api/me/tokens': 'self',
   'POST /api/me/tokens': 'self',
   'DELETE /api/me/tokens/:id': 'self',
@@ -238,7 +238,7 @@ describe('each role against each route', () => {
       .replace(':name', 't')
       .replace(':tool', 't')
       .replace(':id', '00000000-0000-4000-8000-000000000000')
-      .replace(':token', '00000000-0000-4000-8000-000000000001');
+      .replace(':tokenId', '00000000-0000-4000-8000-000000000001');
     const body = method === 'GET' || method === 'DELETE' ? undefined : {};
     if (permission !== 'public') {
       const anonymous = await call(method, path, undefined, body);
@@ -287,6 +287,35 @@ describe('what a role sees', () => {
     };
     expect(body.pools.every((pool) => pool.server === OWN)).toBe(true);
     expect(body.sizes.every((size) => size.unit.split('/')[0] === OWN)).toBe(true);
+  });
+
+  it('records a handler’s own refusals too (another server named in a filter)', async () => {
+    await call('GET', `/api/invocations?server=${OTHER}`, tokens.operator);
+    const page = await plane.admin('GET', '/api/audit?outcome=denied&actor=operator@example.test');
+    expect(page.body.entries[0]).toMatchObject({
+      action: 'GET /api/invocations',
+      outcome: 'denied',
+      summary: { note: `this account may not read server "${OTHER}"` },
+    });
+  });
+
+  it('warns when a server is switched to API keys without an active key', async () => {
+    await plane.admin('POST', '/api/servers', { subdomain: 'keyless' });
+    const switched = await plane.admin('PATCH', '/api/servers/keyless/settings', {
+      securityMode: 'apikey',
+    });
+    expect(switched.status).toBe(200);
+    expect(switched.body.warnings.join(' ')).toMatch(/no active API key/);
+    const key = await plane.admin('POST', '/api/servers/keyless/api-keys', { label: 'ci' });
+    const created = await plane.admin('GET', `/api/audit?action=api-key.create&server=keyless`);
+    // A creation names what it made, so it pairs with the key's later revocation.
+    expect(created.body.entries[0].target).toBe(key.body.id);
+  });
+
+  it('refuses to “sign out” a token: only a session can be', async () => {
+    const answer = await call('DELETE', '/api/session', tokens.viewer);
+    expect(answer.status).toBe(409);
+    expect((await call('GET', '/api/session', tokens.viewer)).status).toBe(200);
   });
 
   it('records refusals in the audit log', async () => {

@@ -143,9 +143,10 @@ describe('a server in API-key mode', () => {
     const refusal = await refusalOf(await postInitialize(plane.mcpUrl(SUB)));
     expect(refusal).toEqual({
       status: 401,
-      challenge: 'Bearer realm="mcphost", error_description="an API key is required"',
+      challenge:
+        'Bearer realm="mcphost", error_description="an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>"',
       code: 'ERR_UNAUTHORIZED',
-      message: 'an API key is required',
+      message: 'an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>',
     });
     // An Authorization header of another scheme is no key either.
     const basic = await postInitialize(plane.mcpUrl(SUB), { authorization: 'Basic dTpw' });
