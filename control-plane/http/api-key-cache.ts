@@ -31,7 +31,7 @@ export interface ApiKeyCacheOptions {
   maxKeys?: number;
   /** Hashes not found that are held; default 10000. */
   maxUnknown?: number;
-  /** Age, in ms, after which an entry is read again from the store; default 30000. */
+  /** Age, in ms, after which an entry is read again from the store (a known key is served meanwhile, up to 5× as long); default 30000. */
   ttlMs?: number;
   /** Store lookups under way at once, per process; default 8. */
   maxConcurrentLookups?: number;
@@ -40,6 +40,9 @@ export interface ApiKeyCacheOptions {
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number;
 }
+
+/** How many times its time to live a known key is served while its refresh cannot be had. */
+const STALE_FACTOR = 5;
 
 /** A store lookup shared by every request for the same hash. */
 interface Lookup {
@@ -53,6 +56,8 @@ export class ApiKeyCache {
   readonly #unknown: ExpiringLru<true>;
   readonly #inFlight = new Map<string, Lookup>();
   readonly #lookups: ConcurrencyLimit;
+  /** Age, in ms, past which a known key is read again (while still being served). */
+  readonly #refreshAfterMs: number;
   readonly #stopListening: () => void;
   /** Bumped whenever entries are dropped: a lookup begun under an older one is not kept. */
   #generation = 0;
@@ -61,7 +66,16 @@ export class ApiKeyCache {
     const ttlMs = options.ttlMs ?? 30_000;
     const now = options.now ?? Date.now;
     this.#source = source;
-    this.#keys = new ExpiringLru({ maxEntries: options.maxKeys ?? 10_000, ttlMs, now });
+    this.#refreshAfterMs = ttlMs;
+    // A known key is served up to STALE_FACTOR × ttl while its refresh is under way or
+    // refused: a flood of made-up keys filling the lookup queue must not lock real
+    // keys out every time their entry ages. Revocations do not wait for it: they are
+    // pushed (the change feed drops the server's keys at once).
+    this.#keys = new ExpiringLru({
+      maxEntries: options.maxKeys ?? 10_000,
+      ttlMs: ttlMs * STALE_FACTOR,
+      now,
+    });
     this.#unknown = new ExpiringLru({ maxEntries: options.maxUnknown ?? 10_000, ttlMs, now });
     this.#lookups = new ConcurrencyLimit({
       maxRunning: options.maxConcurrentLookups ?? 8,
@@ -81,9 +95,20 @@ export class ApiKeyCache {
    * when too many lookups are waiting.
    */
   find(secretHash: string): Promise<CredentialRecord | undefined> {
-    const known = this.#keys.get(secretHash);
-    if (known !== undefined) return Promise.resolve(known);
+    const known = this.#keys.getWithAge(secretHash);
+    if (known !== undefined) {
+      // Past its time to live: answered as known while it is read again in the background.
+      if (known.ageMs >= this.#refreshAfterMs) {
+        this.#lookup(secretHash).catch(() => undefined);
+      }
+      return Promise.resolve(known.value);
+    }
     if (this.#unknown.has(secretHash)) return Promise.resolve(undefined);
+    return this.#lookup(secretHash);
+  }
+
+  /** The store lookup of a hash, shared with any other request for it under way. */
+  #lookup(secretHash: string): Promise<CredentialRecord | undefined> {
     const shared = this.#inFlight.get(secretHash);
     if (shared !== undefined) return shared.promise;
     const lookup: Lookup = { promise: this.#load(secretHash) };
@@ -104,8 +129,11 @@ export class ApiKeyCache {
     const generation = this.#generation;
     const record = await this.#lookups.run(() => this.#source.findCredential('apikey', secretHash));
     if (generation === this.#generation) {
-      if (record === undefined) this.#unknown.set(secretHash, true);
-      else this.#keys.set(secretHash, record);
+      if (record === undefined) {
+        // Gone without a notification reaching us (a refresh found no row): forgotten.
+        this.#keys.delete(secretHash);
+        this.#unknown.set(secretHash, true);
+      } else this.#keys.set(secretHash, record);
     }
     return record;
   }

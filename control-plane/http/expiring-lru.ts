@@ -52,6 +52,19 @@ export class ExpiringLru<V> {
     return this.#read(key)?.value;
   }
 
+  /** The live value of `key` with its age in ms, or undefined; a read makes it the most recent. */
+  getWithAge(key: string): { value: V; ageMs: number } | undefined {
+    const slot = this.#read(key);
+    return slot === undefined
+      ? undefined
+      : { value: slot.value, ageMs: this.#now() - slot.storedAt };
+  }
+
+  /** Drops `key`. */
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
   /** Stores `value` under `key` as the most recent entry, dropping the least recent when full. */
   set(key: string, value: V): void {
     this.#entries.delete(key);

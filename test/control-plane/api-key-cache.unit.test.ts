@@ -226,7 +226,7 @@ describe('ApiKeyCache', () => {
     expect(source.lookups).toHaveLength(2);
   });
 
-  it('reads a key again once its time to live has passed', async () => {
+  it('reads a key again once its time to live has passed, serving it meanwhile', async () => {
     let now = 0;
     const source = new ScriptedSource();
     const cache = new ApiKeyCache(source, { ttlMs: 30_000, now: () => now });
@@ -236,8 +236,42 @@ describe('ApiKeyCache', () => {
     await cache.find(alpha);
     expect(source.lookups).toHaveLength(1);
     now = 30_000;
-    await cache.find(alpha);
+    source.hold = true;
+    // Revoked meanwhile with no notification reaching this cache (the TTL's case).
+    source.records.get(alpha)!.revokedAt = '2025-06-01T00:00:00.000Z';
+    // Answered at once from the cache while the store is asked again in the background.
+    expect((await cache.find(alpha))?.revokedAt).toBeNull();
     expect(source.lookups).toHaveLength(2);
+    source.releaseAll();
+    await settle();
+    expect((await cache.find(alpha))?.revokedAt).not.toBeNull();
+  });
+
+  it('keeps serving a known key while its refresh is refused, but not past 5× its time to live', async () => {
+    let now = 0;
+    const source = new ScriptedSource();
+    const cache = new ApiKeyCache(source, { ttlMs: 30_000, now: () => now });
+    const alpha = plant(source, 'a1', 'alpha');
+    await cache.find(alpha);
+    source.failWith = new Error('store swamped');
+    now = 100_000;
+    expect((await cache.find(alpha))?.id).toBe('a1');
+    await settle();
+    now = 150_000;
+    await expect(cache.find(alpha)).rejects.toThrow('store swamped');
+  });
+
+  it('forgets a known key that a refresh no longer finds', async () => {
+    let now = 0;
+    const source = new ScriptedSource();
+    const cache = new ApiKeyCache(source, { ttlMs: 30_000, now: () => now });
+    const alpha = plant(source, 'a1', 'alpha');
+    await cache.find(alpha);
+    source.records.delete(alpha);
+    now = 30_000;
+    await cache.find(alpha);
+    await settle();
+    expect(await cache.find(alpha)).toBeUndefined();
   });
 
   it('keeps no failure: the next request asks again', async () => {
