@@ -98,7 +98,13 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
       oidcIssuer,
       oidcSubject: body.oidcSubject ?? null,
     });
-    sendJson(res, 201, accountView(account));
+    // Without single sign-on, an account with no password has no way in yet: said, not refused
+    // (the owner may mean to set the password later).
+    const warnings =
+      account.passwordHash === null && oidcIssuer === null
+        ? ['this account cannot sign in yet: give it a password (PATCH with {password})']
+        : [];
+    sendJson(res, 201, { ...accountView(account), warnings });
   });
 
   const change = { permission: 'own', audit: { action: 'account.change', before } } as const;

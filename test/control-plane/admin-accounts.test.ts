@@ -108,13 +108,17 @@ describe('creating accounts', () => {
       password: PASSWORD,
     });
     expect(operator.status).toBe(201);
-    expect(operator.body).toMatchObject({ role: 'operator', servers: ['alpha'] });
+    expect(operator.body).toMatchObject({ role: 'operator', servers: ['alpha'], warnings: [] });
     const viewer = await plane.admin('POST', '/api/accounts', {
       email: 'viewer@example.test',
       role: 'viewer',
     });
     expect(viewer.status).toBe(201);
     expect(viewer.body).toMatchObject({ role: 'viewer', password: false });
+    // No password and no single sign-on here: created, with a warning that it cannot sign in.
+    expect(viewer.body.warnings).toEqual([
+      'this account cannot sign in yet: give it a password (PATCH with {password})',
+    ]);
 
     const listed = await plane.admin('GET', '/api/accounts');
     expect(listed.status).toBe(200);
