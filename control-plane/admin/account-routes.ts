@@ -7,14 +7,19 @@
  */
 import { z } from 'zod';
 import { hashPassword, passwordSchema } from '../accounts/index.js';
-import { mintCredentialSecret } from '../auth/index.js';
 import { McphostError } from '../errors.js';
 import { parseInput, sendJson } from '../http/index.js';
 import { emailSchema, roleSchema, subdomainSchema, type AccountPatch } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { accountView, snapshots } from './audit-snapshots.js';
-import { credentialView, NewCredentialBody } from './credential-views.js';
-import { idOfAnswer, principalOf, type AdminRouter, type Principal } from './permissions.js';
+import { credentialView, issueCredential, NewCredentialBody } from './credential-views.js';
+import {
+  auditActorOf,
+  idOfAnswer,
+  principalOf,
+  type AdminRouter,
+  type Principal,
+} from './permissions.js';
 
 const oidcSubjectSchema = z.string().trim().min(1).max(255).nullable();
 
@@ -201,18 +206,15 @@ function addPersonalTokenRoutes(router: AdminRouter, context: AdminContext): voi
     const principal = principalOf(route);
     const accountId = accountIdOf(principal);
     const body = await readJson(route.req, config.maxBodyBytes, NewCredentialBody, 'token');
-    const minted = mintCredentialSecret('personal');
-    const token = await store.createCredential({
-      owner: { kind: 'personal', accountId },
-      label: body.label,
-      prefix: minted.prefix,
-      secretHash: minted.secretHash,
-      createdBy: principal.email ?? principal.name,
-      expiresAt: body.expiresAt == null ? null : new Date(body.expiresAt).toISOString(),
-    });
+    const issued = await issueCredential(
+      store,
+      { kind: 'personal', accountId },
+      body,
+      auditActorOf(principal).label,
+    );
     sendJson(route.res, 201, {
-      ...credentialView(token),
-      token: minted.secret,
+      ...issued.view,
+      token: issued.secret,
       note: 'this token is shown only now; it acts with your role until it expires or is revoked',
     });
   });

@@ -189,6 +189,14 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       }
       setRoute(req, `${req.method} ${match.pattern}`);
       const { rule, params } = match;
+      // What a refusal of this request is recorded as.
+      const refusal = (note?: string) => ({
+        action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
+        server: params.sub ?? null,
+        target: targetOf(params),
+        outcome: 'denied' as const,
+        ...(note === undefined ? {} : { note }),
+      });
       let principal: Principal | undefined;
       if (rule.permission === 'public') {
         // A page of another site may post a text/plain form to a public route (no
@@ -199,13 +207,6 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         // A public route (sign-in) needs no caller and looks for none.
       } else {
         principal = requirePrincipal(await authenticate(req));
-        const refusal = (note?: string) => ({
-          action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
-          server: params.sub ?? null,
-          target: targetOf(params),
-          outcome: 'denied' as const,
-          ...(note === undefined ? {} : { note }),
-        });
         try {
           checkCsrf(req, principal);
         } catch (error) {
@@ -226,13 +227,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       } catch (error) {
         // A handler's own refusal (an operator naming another server in a filter) is a refusal too.
         if (principal !== undefined && isMcphostError(error, 'ERR_FORBIDDEN')) {
-          await context.audit.record(req, principal, {
-            action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
-            server: params.sub ?? null,
-            target: targetOf(params),
-            outcome: 'denied',
-            note: error.message,
-          });
+          await context.audit.record(req, principal, refusal(error.message));
         }
         throw error;
       }

@@ -14,13 +14,13 @@ import { parseCookies } from '../accounts/index.js';
 import { credentialStatus, hashCredentialSecret, looksLikeCredential } from '../auth/index.js';
 import { McphostError } from '../errors.js';
 import type { AccountRecord, Store } from '../store/index.js';
-import type { AdminToken } from './admin-token.js';
+import { bearerOf, type AdminToken } from './admin-token.js';
 import { BOOTSTRAP_PRINCIPAL, type Principal } from './permissions.js';
-import { SESSION_COOKIE_NAMES, secureCookieFor } from './session-cookie.js';
+import { sessionCookieName } from './session-cookie.js';
 import type { Config } from '../config.js';
 
-/** Least time between two records of one credential's use, in ms. */
-const TOUCH_INTERVAL_MS = 60_000;
+/** Longest time between two records of a session's use, in ms (shorter for a short idle time). */
+const SESSION_TOUCH_MAX_MS = 60_000;
 
 export interface AdminAuthenticatorOptions {
   store: Store;
@@ -34,38 +34,23 @@ export interface AdminAuthenticatorOptions {
   now?: () => Date;
 }
 
-/** The bearer token of a request, undefined without an Authorization header. */
-export function bearerOf(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (header === undefined) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) {
-    throw new McphostError(
-      'ERR_UNAUTHORIZED',
-      'send the admin token or a personal token as Authorization: Bearer <token>',
-    );
-  }
-  return match[1]!;
-}
-
 export class AdminAuthenticator {
   readonly #options: AdminAuthenticatorOptions;
   readonly #now: () => Date;
+  /** Often enough that a session in use never reaches its idle time between two records. */
+  readonly #sessionTouchMs: number;
 
   constructor(options: AdminAuthenticatorOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => new Date());
+    this.#sessionTouchMs = Math.min(SESSION_TOUCH_MAX_MS, options.sessionIdleMs / 4);
   }
 
   /** The caller, or undefined when the request carries no credential at all. Throws ERR_UNAUTHORIZED for a bad one. */
   async authenticate(req: IncomingMessage): Promise<Principal | undefined> {
     const bearer = bearerOf(req);
     if (bearer !== undefined) return this.#fromBearer(bearer);
-    // Over HTTPS only the `__Host-` name counts: a plain-named cookie there may have been
-    // planted by a plain-HTTP answer or a sibling host.
-    const name = secureCookieFor(req, this.#options.cookieSecure)
-      ? SESSION_COOKIE_NAMES[0]
-      : SESSION_COOKIE_NAMES[1];
+    const name = sessionCookieName(req, this.#options.cookieSecure);
     const cookie = parseCookies(req.headers.cookie).get(name);
     return cookie === undefined ? undefined : this.#fromSession(cookie);
   }
@@ -104,8 +89,7 @@ export class AdminAuthenticator {
       throw new McphostError('ERR_UNAUTHORIZED', 'the dashboard session has ended: sign in again');
     }
     const account = await this.#enabledAccount(session.accountId);
-    // Often enough that a session in use never reaches its idle time between two records.
-    if (this.#due(session.lastUsedAt, Math.min(TOUCH_INTERVAL_MS, sessionIdleMs / 4))) {
+    if (Date.parse(session.lastUsedAt) + this.#sessionTouchMs <= now) {
       await store.touchAdminSession(idHash);
     }
     return {
@@ -120,10 +104,6 @@ export class AdminAuthenticator {
       throw new McphostError('ERR_UNAUTHORIZED', 'this account is disabled or no longer exists');
     }
     return account;
-  }
-
-  #due(lastUsedAt: string | null, intervalMs = TOUCH_INTERVAL_MS): boolean {
-    return lastUsedAt === null || Date.parse(lastUsedAt) + intervalMs <= this.#now().getTime();
   }
 }
 

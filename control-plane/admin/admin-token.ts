@@ -106,15 +106,31 @@ export class AdminToken {
 
   /** Throws ERR_UNAUTHORIZED unless the request carries this token as a bearer (the metrics token). */
   check(req: IncomingMessage): void {
-    const header = req.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match)
+    const token = bearerOf(req);
+    if (token === undefined) {
       throw new McphostError(
         'ERR_UNAUTHORIZED',
         'admin token required: send Authorization: Bearer <token>',
       );
-    if (!this.matches(match[1]!)) {
-      throw new McphostError('ERR_UNAUTHORIZED', 'admin token is not valid');
     }
+    if (!this.matches(token))
+      throw new McphostError('ERR_UNAUTHORIZED', 'admin token is not valid');
   }
+}
+
+/**
+ * The bearer token of a request, undefined without an Authorization header;
+ * ERR_UNAUTHORIZED for a header of another shape.
+ */
+export function bearerOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) {
+    throw new McphostError(
+      'ERR_UNAUTHORIZED',
+      'send the admin token or a personal token as Authorization: Bearer <token>',
+    );
+  }
+  return match[1]!;
 }

@@ -6,10 +6,9 @@
  * notification on other replicas. Keys may be made before the server is
  * switched to API-key mode, so clients can be given theirs first.
  */
-import { mintCredentialSecret } from '../auth/index.js';
 import { sendJson } from '../http/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
-import { credentialView, NewCredentialBody } from './credential-views.js';
+import { credentialView, issueCredential, NewCredentialBody } from './credential-views.js';
 import { auditActorOf, idOfAnswer, principalOf, type AdminRouter } from './permissions.js';
 import { requireServer } from './server-routes.js';
 
@@ -31,18 +30,15 @@ export function addApiKeyRoutes(router: AdminRouter, context: AdminContext): voi
     const { req, res, params } = route;
     const body = await readJson(req, config.maxBodyBytes, NewCredentialBody, 'API key');
     const server = await requireServer(context, params.sub!);
-    const minted = mintCredentialSecret('apikey');
-    const key = await store.createCredential({
-      owner: { kind: 'apikey', subdomain: params.sub! },
-      label: body.label,
-      prefix: minted.prefix,
-      secretHash: minted.secretHash,
-      createdBy: auditActorOf(principalOf(route)).label,
-      expiresAt: body.expiresAt == null ? null : new Date(body.expiresAt).toISOString(),
-    });
+    const issued = await issueCredential(
+      store,
+      { kind: 'apikey', subdomain: params.sub! },
+      body,
+      auditActorOf(principalOf(route)).label,
+    );
     sendJson(res, 201, {
-      ...credentialView(key),
-      key: minted.secret,
+      ...issued.view,
+      key: issued.secret,
       note:
         server.securityMode === 'apikey'
           ? 'this key is shown only now: give it to the client, it cannot be read again'

@@ -4,7 +4,7 @@
  * dispatcher strips secrets from it); undefined when there was nothing yet.
  */
 import { poolUnitOf } from '../sandbox/index.js';
-import type { EntryKind } from '../store/index.js';
+import type { AccountRecord, EntryKind } from '../store/index.js';
 import type { AdminContext } from './admin-context.js';
 import { serverView } from './server-view.js';
 
@@ -51,19 +51,7 @@ export function snapshots(context: Pick<AdminContext, 'store' | 'pools' | 'confi
 }
 
 /** An account as the API answers it: never its password hash or lock bookkeeping. */
-export function accountView(account: {
-  id: string;
-  email: string;
-  name: string;
-  role: string;
-  servers: string[];
-  passwordHash: string | null;
-  oidcSubject: string | null;
-  disabled: boolean;
-  lastSignInAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}) {
+export function accountView(account: AccountRecord) {
   return {
     id: account.id,
     email: account.email,

@@ -4,8 +4,8 @@
  * itself is answered once, at creation, beside the view.
  */
 import { z } from 'zod';
-import { credentialStatus } from '../auth/index.js';
-import type { CredentialRecord } from '../store/index.js';
+import { credentialStatus, mintCredentialSecret } from '../auth/index.js';
+import type { CredentialOwner, CredentialRecord, Store } from '../store/index.js';
 
 /** Longest lifetime a credential may be given, in days (ten years). */
 const MAX_LIFETIME_DAYS = 3650;
@@ -40,4 +40,26 @@ export function credentialView(credential: CredentialRecord, now = new Date()) {
     lastUsedAt: credential.lastUsedAt,
     status: credentialStatus(credential, now),
   };
+}
+
+/**
+ * Mints a secret for `owner` (an API key or a personal token), stores its
+ * hash; answers the credential as listed and the secret, to be shown once.
+ */
+export async function issueCredential(
+  store: Pick<Store, 'createCredential'>,
+  owner: CredentialOwner,
+  body: z.output<typeof NewCredentialBody>,
+  createdBy: string,
+): Promise<{ view: ReturnType<typeof credentialView>; secret: string }> {
+  const minted = mintCredentialSecret(owner.kind);
+  const record = await store.createCredential({
+    owner,
+    label: body.label,
+    prefix: minted.prefix,
+    secretHash: minted.secretHash,
+    createdBy,
+    expiresAt: body.expiresAt == null ? null : new Date(body.expiresAt).toISOString(),
+  });
+  return { view: credentialView(record), secret: minted.secret };
 }

@@ -16,8 +16,18 @@ import type { AccountRecord, Store } from '../store/index.js';
 
 const SECURE_NAME = '__Host-mcph_session';
 const PLAIN_NAME = 'mcph_session';
-/** Names a session cookie may have; the Secure one first. */
-export const SESSION_COOKIE_NAMES = [SECURE_NAME, PLAIN_NAME] as const;
+
+/**
+ * The session cookie's name for a request: over HTTPS only the `__Host-` one
+ * (a plain-named cookie there may have been planted by a plain-HTTP answer
+ * or a sibling host), over plain HTTP to a loopback host the plain one.
+ */
+export function sessionCookieName(
+  req: IncomingMessage,
+  setting: Config['adminCookieSecure'],
+): string {
+  return secureCookieFor(req, setting) ? SECURE_NAME : PLAIN_NAME;
+}
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i;
 
@@ -55,7 +65,7 @@ export async function startSession(
   const secure = secureCookieFor(req, config.adminCookieSecure);
   return {
     setCookie: [
-      serializeCookie(secure ? SECURE_NAME : PLAIN_NAME, value, {
+      serializeCookie(sessionCookieName(req, config.adminCookieSecure), value, {
         maxAgeSeconds,
         secure,
         httpOnly: true,

@@ -177,7 +177,7 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
     const decision = throttle.take(clientNetworkOf(clientAddressFromHeaders(req.headers)));
     if (decision.allowed) return true;
     const message = `Too many sign-ins from this network: try again in ${decision.retryAfterSeconds} s.`;
-    redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`);
+    redirect(res, signInPageSaying(message));
     return false;
   };
 
@@ -221,14 +221,14 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
     });
     const fail = async (actor: AuditActor, note: string, message: string) => {
       await audit.record(req, actor, { action: 'sign-in.oidc', outcome: 'failed', note });
-      redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`, [clearFlow]);
+      redirect(res, signInPageSaying(message), [clearFlow]);
     };
     const anonymous = anonymousAt(clientAddressFromHeaders(req.headers) ?? 'unknown');
     const flow = parseOidcFlowState(oidc.sealer.open(flowCookieOf(req, flowCookie)));
     if (flow === undefined) {
       // No sign-in of ours was under way (any page can send a browser here): nothing to record.
       const message = 'The sign-in took too long or was started elsewhere. Try again.';
-      redirect(res, `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`, [clearFlow]);
+      redirect(res, signInPageSaying(message), [clearFlow]);
       return;
     }
     let identity: OidcIdentity;
@@ -336,6 +336,11 @@ function redirect(res: ServerResponse, location: string, setCookie: string[] = [
     .end();
 }
 
+/** The dashboard's sign-in screen, showing `message`. */
+function signInPageSaying(message: string): string {
+  return `${SIGN_IN_PAGE}?error=${encodeURIComponent(message)}`;
+}
+
 /** A failure as the sign-in screen says it: a sentence, whoever worded it. */
 function signInMessage(error: unknown): string {
   if (!isMcphostError(error)) return 'The sign-in failed.';
@@ -344,5 +349,5 @@ function signInMessage(error: unknown): string {
 }
 
 function signInError(error: unknown): string {
-  return `${SIGN_IN_PAGE}?error=${encodeURIComponent(signInMessage(error))}`;
+  return signInPageSaying(signInMessage(error));
 }

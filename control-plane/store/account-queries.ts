@@ -302,8 +302,6 @@ function accountFromRow(row: Selectable<AccountsTable>, servers: string[]): Acco
     oidcIssuer: row.oidc_issuer,
     oidcSubject: row.oidc_subject,
     disabled: row.disabled === 1,
-    failedSignIns: row.failed_sign_ins,
-    lockedUntil: row.locked_until,
     lastSignInAt: row.last_sign_in_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -32,23 +32,16 @@ export interface AccountRecord {
   oidcIssuer: string | null;
   oidcSubject: string | null;
   disabled: boolean;
-  failedSignIns: number;
-  lockedUntil: string | null;
   lastSignInAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
 /** What creates an account. */
-export interface NewAccount {
-  email: string;
-  name: string;
-  role: Role;
-  servers: string[];
-  passwordHash: string | null;
-  oidcIssuer: string | null;
-  oidcSubject: string | null;
-}
+export type NewAccount = Pick<
+  AccountRecord,
+  'email' | 'name' | 'role' | 'servers' | 'passwordHash' | 'oidcIssuer' | 'oidcSubject'
+>;
 
 /** A change to an account; absent fields stay. */
 export type AccountPatch = Partial<Omit<NewAccount, 'email'>> & { disabled?: boolean };

@@ -22,6 +22,8 @@ import {
 import { closedPortUrl } from '../support/loopback-server.js';
 import {
   freePort,
+  oidcCallbackUrl,
+  oidcSignInEnv,
   startTestControlPlane,
   type TestControlPlane,
 } from '../support/control-plane.js';
@@ -50,21 +52,12 @@ let redirectUrl: string;
 
 /** The control plane's environment with single sign-on at the fixture, on `port`. */
 function oidcEnv(port: number): Record<string, string> {
-  return {
-    PORT: String(port),
-    PUBLIC_URL_TEMPLATE: `http://{subdomain}.localhost:${port}`,
-    ADMIN_OIDC_ISSUER: as.issuer,
-    ADMIN_OIDC_CLIENT_ID: CLIENT_ID,
-    ADMIN_OIDC_CLIENT_SECRET: CLIENT_SECRET,
-    ADMIN_OIDC_REDIRECT_URL: `http://127.0.0.1:${port}/auth/oidc/callback`,
-    // Dozens of sign-ins from one address: the per-network allowance is tested elsewhere.
-    SIGN_IN_ATTEMPTS_PER_MINUTE: '1000',
-  };
+  return oidcSignInEnv(port, as.issuer, CLIENT_ID, CLIENT_SECRET);
 }
 
 beforeAll(async () => {
   const port = await freePort();
-  redirectUrl = `http://127.0.0.1:${port}/auth/oidc/callback`;
+  redirectUrl = oidcCallbackUrl(port);
   as = await startAuthorizationServer({
     accounts: identities,
     clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUrl] }],

@@ -21,6 +21,8 @@ import {
 } from '../fixtures/authorization-server.js';
 import {
   freePort,
+  oidcCallbackUrl,
+  oidcSignInEnv,
   startTestControlPlane,
   type TestControlPlane,
 } from '../support/control-plane.js';
@@ -42,21 +44,13 @@ let page: Page;
 
 beforeAll(async () => {
   const port = await freePort();
-  const redirectUrl = `http://127.0.0.1:${port}/auth/oidc/callback`;
+  const redirectUrl = oidcCallbackUrl(port);
   as = await startAuthorizationServer({
     accounts: { alice: { email: OWNER }, bob: { email: STRANGER } },
     clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUrl] }],
   });
   [plane, ui] = await Promise.all([
-    startTestControlPlane({
-      PORT: String(port),
-      PUBLIC_URL_TEMPLATE: `http://{subdomain}.localhost:${port}`,
-      ADMIN_OIDC_ISSUER: as.issuer,
-      ADMIN_OIDC_CLIENT_ID: CLIENT_ID,
-      ADMIN_OIDC_CLIENT_SECRET: CLIENT_SECRET,
-      ADMIN_OIDC_REDIRECT_URL: redirectUrl,
-      SIGN_IN_ATTEMPTS_PER_MINUTE: '1000',
-    }),
+    startTestControlPlane(oidcSignInEnv(port, as.issuer, CLIENT_ID, CLIENT_SECRET)),
     launchDashboardBrowser(),
   ]);
   page = ui.page;

@@ -103,3 +103,32 @@ export async function startTestControlPlane(
   };
   return plane;
 }
+
+/**
+ * The settings of a control plane on `port` whose dashboard signs in through
+ * the OpenID provider `issuer` as client `clientId` (a confidential client:
+ * `clientSecret`); the callback is `http://127.0.0.1:{port}/auth/oidc/callback`,
+ * which the provider must list. Sign-ins are not throttled (tests make dozens
+ * from one address; the allowance is tested on its own).
+ */
+export function oidcSignInEnv(
+  port: number,
+  issuer: string,
+  clientId: string,
+  clientSecret: string,
+): Record<string, string> {
+  return {
+    PORT: String(port),
+    PUBLIC_URL_TEMPLATE: `http://{subdomain}.localhost:${port}`,
+    ADMIN_OIDC_ISSUER: issuer,
+    ADMIN_OIDC_CLIENT_ID: clientId,
+    ADMIN_OIDC_CLIENT_SECRET: clientSecret,
+    ADMIN_OIDC_REDIRECT_URL: oidcCallbackUrl(port),
+    SIGN_IN_ATTEMPTS_PER_MINUTE: '1000',
+  };
+}
+
+/** The OpenID callback of a control plane on `port`, as its provider must list it. */
+export function oidcCallbackUrl(port: number): string {
+  return `http://127.0.0.1:${port}/auth/oidc/callback`;
+}
