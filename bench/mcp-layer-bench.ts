@@ -17,6 +17,9 @@ import { EntryRunner } from '../control-plane/invocation/entry-runner.js';
 import { createHostedMcpServer } from '../control-plane/mcp/hosted-mcp-server.js';
 import { McpEndpoint } from '../control-plane/mcp/mcp-endpoint.js';
 import { SessionRegistry } from '../control-plane/mcp/session-registry.js';
+import { ResumeBudget } from '../control-plane/mcp/resume-budget.js';
+import { resumeBoundsFrom } from '../control-plane/app/component-settings.js';
+import { defaultConfig } from '../control-plane/config.js';
 import type {
   InvocableTool,
   InvokeResult,
@@ -76,20 +79,24 @@ export async function runMcpLayerBench(report: (line: string) => void): Promise<
   const endpoint = new McpEndpoint({
     sessions,
     maxBodyBytes: 1024 * 1024,
-    serverFor: (subdomain, caller) =>
+    resumeBudget: new ResumeBudget({ ...resumeBoundsFrom(defaultConfig()), share: () => 1 }),
+    serverFor: (subdomain) =>
       createHostedMcpServer({
         catalog,
         invoker,
         entries: new EntryRunner({ catalog, invoker, maxRenderedBytes: 1024 * 1024 }),
         version: 'bench',
         subdomain,
-        caller,
         onInternalError: (error) => console.error(error),
       }),
   });
   const server = createServer((req, res) => {
     req.headers['x-request-id'] = 'bench';
-    void endpoint.handle(req, res, 'bench', { kind: 'anonymous' }, 'bench');
+    void endpoint.handle(req, res, 'bench', {
+      caller: { kind: 'anonymous' },
+      quotaKey: 'bench',
+      requestId: 'bench',
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const trivial = await startTrivialServer();

@@ -143,6 +143,7 @@ export async function runRunnerBench(
     (await ensureRunnerImage({ base: readSetting('runnerBase') }));
   const planeName = `bench-runner-${process.pid}-${Date.now().toString(36)}`;
   const driver = new DockerSandbox({ image, planeName, killTimeoutMs: 5_000 });
+  const BUDGET = poolBudget(defaultConfig());
   const sandbox = new SandboxManager({
     driver,
     defaults: {
@@ -154,9 +155,15 @@ export async function runRunnerBench(
       limits: LIMITS,
     },
     generic: { size: 0 },
-    startConcurrency: poolBudget(defaultConfig()).startConcurrency,
+    startConcurrency: BUDGET.startConcurrency,
     reapIntervalMs: 30_000,
-    caps: { maxSizePerPool: 64, maxTotal: 80, serverShare: defaultConfig().poolServerShare },
+    caps: {
+      maxSizePerPool: 64,
+      maxTotal: 80,
+      maxMemoryMb: BUDGET.maxMemoryMb,
+      serverShare: defaultConfig().poolServerShare,
+      limitCeilings: BUDGET.limitCeilings,
+    },
   });
   await sandbox.start();
   try {

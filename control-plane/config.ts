@@ -203,7 +203,7 @@ export const CONFIG_TABLE = {
   ),
   signInAttemptsPerMinute: entry(
     'SIGN_IN_ATTEMPTS_PER_MINUTE',
-    'dashboard sign-in attempts (password or single sign-on) one client network — an IPv4 address, an IPv6 /64 — may make per minute, per replica',
+    "dashboard sign-in attempts (password or single sign-on) one client network — an IPv4 address, an IPv6 /64 — may make per minute, per replica; as many wrong admin bearers (admin, personal or metrics token), counted apart; past either, 429 for that network's sign-ins or bearers, right ones included",
     positiveInt,
     '10',
   ),
@@ -326,24 +326,29 @@ export const CONFIG_TABLE = {
   ),
   poolMaxTotal: entry(
     'POOL_MAX_TOTAL',
-    "containers at most across all pools; unset = floor(POOL_MEMORY_SHARE × this machine's memory ÷ TOOL_MEMORY_MB), at least 4 (set it when the Docker engine is remote)",
+    'containers at most across all pools (it bounds what each costs besides memory: CPU share, pids, sockets); unset = floor(POOL_MAX_MEMORY_MB ÷ TOOL_MEMORY_MB), at least 4',
+    positiveInt.optional(),
+  ),
+  poolMaxMemoryMb: entry(
+    'POOL_MAX_MEMORY_MB',
+    "most memory the containers' limits may add up to across all pools, in MiB (each server holds at most POOL_SERVER_SHARE of it); unset = POOL_MEMORY_SHARE × this machine's memory, at least 4 × TOOL_MEMORY_MB (set it when the Docker engine is remote)",
     positiveInt.optional(),
   ),
   poolMemoryShare: entry(
     'POOL_MEMORY_SHARE',
-    "share of this machine's memory that containers' memory limits may add up to when POOL_MAX_TOTAL is unset",
+    "share of this machine's memory that containers' memory limits may add up to when POOL_MAX_MEMORY_MB is unset",
     z.coerce.number().positive().max(4),
     '0.75',
   ),
   poolServerShare: entry(
     'POOL_SERVER_SHARE',
-    "largest share of POOL_MAX_TOTAL one server may hold, unless an admin sets the server's maxContainers",
+    "largest share of the budget (POOL_MAX_TOTAL containers, POOL_MAX_MEMORY_MB of memory) one server may hold, unless an admin sets the server's maxContainers",
     z.coerce.number().positive().max(1),
     '0.5',
   ),
   poolStartConcurrency: entry(
     'POOL_START_CONCURRENCY',
-    "container starts in flight at once (the rest queue, callers' before refills); unset = this machine's CPUs ÷ TOOL_CPUS (a container boots within its own CPU quota)",
+    "container starts in flight at once (the rest queue, callers' before refills, servers taking turns; one server runs at most POOL_SERVER_SHARE of them); unset = this machine's CPUs ÷ TOOL_CPUS (a container boots within its own CPU quota)",
     positiveInt.optional(),
   ),
   poolMaxInvocations: entry(
@@ -406,6 +411,17 @@ export const CONFIG_TABLE = {
     'default memory limit of a container, in MiB',
     z.coerce.number().int().min(32),
     '128',
+  ),
+  toolMaxMemoryMb: entry(
+    'TOOL_MAX_MEMORY_MB',
+    "largest memory limit a server's or a tool's limits may set, in MiB (a save above it is refused); unset = what one server may hold (POOL_SERVER_SHARE of the memory budget), at most 65536",
+    z.coerce.number().int().min(32).max(65_536).optional(),
+  ),
+  toolMaxTimeoutMs: entry(
+    'TOOL_MAX_TIMEOUT_MS',
+    "longest time limit a server's or a tool's limits may set, in ms (a save above it is refused)",
+    z.coerce.number().int().positive().max(3_600_000),
+    '600000',
   ),
   toolCpus: entry(
     'TOOL_CPUS',
@@ -507,9 +523,27 @@ export const CONFIG_TABLE = {
 
   invocationRetention: entry(
     'INVOCATION_RETENTION',
-    'invocation log rows kept',
+    "invocation log rows kept in all; past it the oldest rows beyond each server's own floor (INVOCATION_RETENTION_PER_SERVER) are pruned, the servers holding the most first",
     positiveInt,
     '10000',
+  ),
+  invocationRetentionPerServer: entry(
+    'INVOCATION_RETENTION_PER_SERVER',
+    'newest invocation log rows each server keeps whatever other servers log (0 = no floor)',
+    nonNegativeInt,
+    '1000',
+  ),
+  invocationRefusalBucketSeconds: entry(
+    'INVOCATION_REFUSAL_BUCKET_SECONDS',
+    'calls refused before any code ran (arguments, unknown tool, origin, credentials, rate, no container) are counted per server, error code and bucket of this many seconds instead of logged one row each',
+    positiveInt,
+    '60',
+  ),
+  invocationRefusalRetentionHours: entry(
+    'INVOCATION_REFUSAL_RETENTION_HOURS',
+    'hours refusal counts are kept',
+    positiveInt,
+    '24',
   ),
   invocationRowMaxBytes: entry(
     'INVOCATION_ROW_MAX_BYTES',
@@ -525,9 +559,27 @@ export const CONFIG_TABLE = {
   ),
   serverEntriesMaxBytes: entry(
     'SERVER_ENTRIES_MAX_BYTES',
-    "largest total of one server's prompts and resources as stored (definitions, static contents included), in bytes; every replica keeps them in memory",
+    "largest total of one server's tools, prompts and resources as stored (code, schemas and static contents included), in bytes; every replica keeps them in memory. A save past it is refused; one that does not grow the server passes",
     nonNegativeInt,
     String(16 * 1024 * 1024),
+  ),
+  versionsKept: entry(
+    'VERSIONS_KEPT',
+    'versions kept of each tool, prompt and resource, the current one included; older ones are pruned when it is next saved',
+    positiveInt,
+    '20',
+  ),
+  versionsMaxBytes: entry(
+    'VERSIONS_MAX_BYTES',
+    "largest total of one tool's, prompt's or resource's kept versions, in bytes; the oldest go first, the current one is always kept",
+    positiveInt,
+    String(4 * 1024 * 1024),
+  ),
+  serverVersionsMaxBytes: entry(
+    'SERVER_VERSIONS_MAX_BYTES',
+    "largest total of every kept version of one server's tools, prompts and resources, in bytes; past it the server's oldest versions go (never a current one)",
+    positiveInt,
+    String(64 * 1024 * 1024),
   ),
   dockerEngines: entry(
     'DOCKER_ENGINES',
@@ -608,6 +660,54 @@ export const CONFIG_TABLE = {
     positiveInt,
     '60000',
   ),
+  mcpResumeMaxBytesPerCaller: entry(
+    'MCP_RESUME_MAX_BYTES_PER_CALLER',
+    "bytes of cut response streams one caller may have kept for resuming on one server (memory and the PostgreSQL archive; replicas keep an equal share each); past it the caller's oldest cut streams are dropped and their calls cancelled; 0 = none kept",
+    nonNegativeInt,
+    String(16 * 1024 * 1024),
+  ),
+  mcpResumeMaxBytesPerServer: entry(
+    'MCP_RESUME_MAX_BYTES_PER_SERVER',
+    "bytes of cut response streams kept for resuming on one server, over all its callers; past it the oldest go, the newcomer's caller's own first",
+    nonNegativeInt,
+    String(64 * 1024 * 1024),
+  ),
+  mcpResumeMaxBytes: entry(
+    'MCP_RESUME_MAX_BYTES',
+    'bytes of cut response streams kept for resuming over all servers; past it the oldest of the server keeping the most go',
+    nonNegativeInt,
+    String(256 * 1024 * 1024),
+  ),
+  mcpCacheTtlMs: entry(
+    'MCP_CACHE_TTL_MS',
+    'the `ttlMs` a modern-era (2026-07-28) client is told it may cache lists, resource reads and server/discover for, for servers without their own cacheTtlMs, in ms',
+    nonNegativeInt,
+    '30000',
+  ),
+  mcpMaxParkedPerCaller: entry(
+    'MCP_MAX_PARKED_PER_CALLER',
+    'modern-era calls one caller may have waiting for its input (input_required) on one server, per replica; each holds a running invocation and its container until answered or timed out',
+    positiveInt,
+    '16',
+  ),
+  mcpMaxParkedPerServer: entry(
+    'MCP_MAX_PARKED_PER_SERVER',
+    'modern-era calls waiting for client input on one server, over all its callers, per replica',
+    positiveInt,
+    '64',
+  ),
+  mcpMaxListenPerCaller: entry(
+    'MCP_MAX_LISTEN_PER_CALLER',
+    'subscriptions/listen streams one caller may hold open on one server, per replica',
+    positiveInt,
+    '8',
+  ),
+  mcpMaxListenPerServer: entry(
+    'MCP_MAX_LISTEN_PER_SERVER',
+    'subscriptions/listen streams open on one server, over all its callers, per replica',
+    positiveInt,
+    '256',
+  ),
   rateLimitPerMinute: entry(
     'RATE_LIMIT_PER_MINUTE',
     "requests a minute one caller may make to one server's /mcp, for servers without their own rateLimit; 0 = no default limit",
@@ -618,6 +718,12 @@ export const CONFIG_TABLE = {
     'RATE_LIMIT_BURST',
     'requests one caller may make at once before RATE_LIMIT_PER_MINUTE applies',
     positiveInt,
+    '60',
+  ),
+  mcpAuthFailuresPerMinute: entry(
+    'MCP_AUTH_FAILURES_PER_MINUTE',
+    "failed authentications (a wrong, revoked or expired API key or access token) one client network — an IPv4 address, an IPv6 /64 — may cause per minute at hosted servers' /mcp, per replica; past it, that network's requests to servers in OAuth or API-key mode are refused 429 before any credential is checked, right ones included; 0 = no limit",
+    nonNegativeInt,
     '60',
   ),
 } as const;

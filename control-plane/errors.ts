@@ -7,7 +7,7 @@
  * else decides any of these (fastify's `lib/errors.js` is the model); a test
  * holds the registry against the README's table of codes.
  */
-import { ErrorCode as JsonRpc } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as JsonRpc } from '@modelcontextprotocol/server';
 import type { ErrorCode } from '../src/protocol/index.js';
 
 /** Why a container whose invocation failed this way leaves its pool (see pool/pooled-instance.ts). */
@@ -27,6 +27,12 @@ export interface ErrorSpec {
   readonly exposable: boolean;
   /** One line for the documentation (the README's table is checked against these). */
   readonly meaning: string;
+  /**
+   * True when the specification shapes this error's `data` itself: the
+   * error's details are sent as `data`, without mcphost's `code` beside them
+   * (a client recognises "resource not found" by `data` being exactly `{uri}`).
+   */
+  readonly specData?: boolean;
 }
 
 // Shorthands for the table below; a spec without `infrastructure`/`exposable` is neither/yes.
@@ -34,7 +40,7 @@ function spec(
   status: number,
   jsonRpc: number,
   meaning: string,
-  extra: Partial<Pick<ErrorSpec, 'infrastructure' | 'retire' | 'exposable'>> = {},
+  extra: Partial<Pick<ErrorSpec, 'infrastructure' | 'retire' | 'exposable' | 'specData'>> = {},
 ): ErrorSpec {
   return Object.freeze({
     status,
@@ -47,8 +53,8 @@ function spec(
 }
 // Transport errors use the codes the SDK's own transport uses (-32000 for request
 // problems, -32001 for an unknown session): clients already know what they mean.
-const REQUEST = JsonRpc.ConnectionClosed; // -32000, the SDK transport's "bad request"
-const SESSION = JsonRpc.RequestTimeout; // -32001, the SDK transport's "session not found"
+const REQUEST = -32000; // the SDK transport's "bad request"
+const SESSION = -32001; // the SDK transport's "session not found"
 const INTERNAL = JsonRpc.InternalError;
 
 /** Codes that exist only on the control-plane side (never on the stdio wire). */
@@ -113,7 +119,17 @@ const CONTROL_PLANE = {
   ERR_SESSION_QUOTA: spec(
     429,
     REQUEST,
-    'The caller or the server holds as many MCP sessions as it may, all busy.',
+    'The caller or the server holds as many MCP sessions as it may, all busy (with replicas: used within the last half minute).',
+  ),
+  ERR_INPUT_QUOTA: spec(
+    429,
+    REQUEST,
+    'The caller or the server has as many modern-era calls waiting for client input as it may.',
+  ),
+  ERR_SUBSCRIPTION_QUOTA: spec(
+    429,
+    REQUEST,
+    'The caller or the server holds as many `subscriptions/listen` streams as it may.',
   ),
   ERR_NO_CAPACITY: spec(503, REQUEST, 'No container (or MCP session place) could be had in time.', {
     infrastructure: true,
@@ -128,6 +144,11 @@ const CONTROL_PLANE = {
     422,
     JsonRpc.InvalidParams,
     'The container runtime asked for (e.g. runsc) is not registered with the engine.',
+  ),
+  ERR_LIMIT_ABOVE_CEILING: spec(
+    422,
+    JsonRpc.InvalidParams,
+    "A limit being saved is above its ceiling: the server's limits (for a tool, prompt or resource) or the host's TOOL_MAX_*; `details` names each.",
   ),
   ERR_SHUTTING_DOWN: spec(
     503,
@@ -179,7 +200,7 @@ const CONTROL_PLANE = {
     // Not 404: clients read a 404 on a request with a session id as "session gone".
     400,
     REQUEST,
-    'A `Last-Event-ID` names no event of this session that can still be resumed (never sent, or its call ended longer ago than MCP_RESUME_WINDOW_MS).',
+    'A `Last-Event-ID` names no event of this session that can still be resumed (never sent, its call ended longer ago than MCP_RESUME_WINDOW_MS, or the stream was dropped past MCP_RESUME_MAX_BYTES*).',
   ),
   ERR_UNKNOWN_TOOL: spec(404, JsonRpc.InvalidParams, 'The hosted server has no tool of this name.'),
   ERR_UNKNOWN_PROMPT: spec(
@@ -187,11 +208,13 @@ const CONTROL_PLANE = {
     JsonRpc.InvalidParams,
     'The hosted server has no prompt of this name (or no template of this URI template, for a completion).',
   ),
-  // -32002 is MCP's "Resource not found" (server/resources, error handling).
+  // MCP 2026-07-28 answers a resource that does not exist with -32602 and `data: {uri}`
+  // (SEP-2164); the SDK sends the same in the 2025 era, where -32002 was used before.
   ERR_UNKNOWN_RESOURCE: spec(
     404,
-    -32002,
-    'No static resource of the hosted server has this URI and no resource template matches it.',
+    JsonRpc.InvalidParams,
+    'No static resource of the hosted server has this URI and no resource template matches it; `data` is `{uri}`.',
+    { specData: true },
   ),
 } as const satisfies Record<string, ErrorSpec>;
 
@@ -345,14 +368,25 @@ export function publicErrorOf(error: unknown): PublicError {
     : { code: error.code, message: error.message, details: error.details };
 }
 
-/** A JSON-RPC error object for any thrown value; the stable code travels in `data.code`. */
+/**
+ * A JSON-RPC error object for any thrown value; the stable code travels in
+ * `data.code`, except where the specification shapes `data` (`specData`).
+ */
 export function jsonRpcErrorOf(error: unknown): {
   code: number;
   message: string;
-  data: { code: McphostErrorCode; details?: unknown };
+  data: Record<string, unknown>;
 } {
   const shown = publicErrorOf(error);
+  const spec = ERROR_REGISTRY[shown.code];
+  if (spec.specData === true && shown.details !== null && typeof shown.details === 'object') {
+    return {
+      code: spec.jsonRpc,
+      message: shown.message,
+      data: shown.details as Record<string, unknown>,
+    };
+  }
   const data: { code: McphostErrorCode; details?: unknown } = { code: shown.code };
   if (shown.details !== undefined) data.details = shown.details;
-  return { code: ERROR_REGISTRY[shown.code].jsonRpc, message: shown.message, data };
+  return { code: spec.jsonRpc, message: shown.message, data };
 }

@@ -118,7 +118,12 @@ export class InvocationRunner {
     this.#current = invocation;
     // Evaluating the wrapper only creates the function; no tool code runs here.
     const tool: unknown = compiled.script.runInContext(context.context, RUN);
-    invocation.start(tool, JSON.stringify(message.params), JSON.stringify(message.env));
+    invocation.start(
+      tool,
+      JSON.stringify(message.params),
+      JSON.stringify(message.env),
+      JSON.stringify(message.client ?? null),
+    );
   }
 
   #reply(message: ReplyMessage): void {

@@ -14,6 +14,7 @@
 import { Buffer } from 'node:buffer';
 import {
   CALL_OPERATIONS,
+  CLIENT_OPERATIONS,
   ContentBlock,
   DEFAULT_MAX_LINE_BYTES,
   LOG_ENTRY_MIN_BYTES,
@@ -32,6 +33,7 @@ import {
   logLine,
   okResultLine,
   progressLine,
+  waitingLine,
 } from './protocol-lines.js';
 import type { HostBridge, ToolContext } from './tool-context.js';
 import { answerWebCall, startWebClock } from './web-host.js';
@@ -84,6 +86,10 @@ export class Invocation {
   readonly #write: (line: string) => void;
   readonly #onEnd: (invocation: Invocation) => void;
   readonly #pendingCalls = new Set<number>();
+  /** The pending calls that ask the calling client (sdk.elicit, sdk.sample, sdk.roots). */
+  readonly #pendingClientCalls = new Set<number>();
+  /** Whether `waiting` was sent for the state the invocation is in now. */
+  #waitingSent = false;
   readonly #timers = new Map<number, NodeJS.Timeout>();
   #nextCallId = 0;
   #nextTimerId = 1;
@@ -155,10 +161,10 @@ export class Invocation {
     }
   };
 
-  /** Runs the tool function (made by the compiled wrapper) with params and env as JSON text. */
-  start(tool: unknown, paramsJson: string, envJson: string): void {
+  /** Runs the tool function (made by the compiled wrapper) with params, env and client as JSON text. */
+  start(tool: unknown, paramsJson: string, envJson: string, clientJson: string): void {
     this.#enter(
-      () => this.#context.api.start(tool, paramsJson, envJson),
+      () => this.#context.api.start(tool, paramsJson, envJson, clientJson),
       () => this.fail({ code: 'ERR_INTERNAL', message: 'the harness could not start the tool' }),
     );
   }
@@ -179,6 +185,8 @@ export class Invocation {
   /** Delivers a reply; false when no such call is pending (a protocol fault). */
   reply(message: ReplyMessage): boolean {
     if (!this.#pendingCalls.delete(message.call)) return false;
+    this.#pendingClientCalls.delete(message.call);
+    this.#waitingSent = false;
     const [payload, code] = message.ok
       ? [JSON.stringify(message.value ?? null), '']
       : [message.error.message, message.error.code];
@@ -291,6 +299,7 @@ export class Invocation {
     for (const timer of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     this.#pendingCalls.clear();
+    this.#pendingClientCalls.clear();
     if (this.#inContext) this.#outcomeLine = line;
     else this.#send(line);
   }
@@ -322,7 +331,30 @@ export class Invocation {
     if (line !== null) {
       this.#outcomeLine = null;
       this.#send(line);
+      return;
     }
+    this.#reportWaiting();
+  }
+
+  /**
+   * Tells the control plane when nothing is left to run but answers from the
+   * calling client: tool code runs only on an entry (a reply, a timer, a
+   * poke) and the drain after it, so with no other call pending, no timer
+   * set and no poke queued, nothing but one of those answers can wake it.
+   */
+  #reportWaiting(): void {
+    if (
+      this.#ended ||
+      this.#waitingSent ||
+      this.#poked ||
+      this.#timers.size > 0 ||
+      this.#pendingClientCalls.size === 0 ||
+      this.#pendingClientCalls.size !== this.#pendingCalls.size
+    ) {
+      return;
+    }
+    this.#waitingSent = true;
+    this.#write(waitingLine(this.id));
   }
 
   #log(level: LogLevel, text: string): void {
@@ -355,6 +387,8 @@ export class Invocation {
     if (Buffer.byteLength(line) - 1 > MAX_LINE_BYTES) return -MAX_LINE_BYTES;
     const call = this.#nextCallId++;
     this.#pendingCalls.add(call);
+    if (Object.hasOwn(CLIENT_OPERATIONS, op)) this.#pendingClientCalls.add(call);
+    this.#waitingSent = false;
     this.#write(line);
     return call;
   }
@@ -363,6 +397,7 @@ export class Invocation {
     const id = this.#nextTimerId++;
     const fire = (): void => {
       if (!repeat) this.#timers.delete(id);
+      this.#waitingSent = false;
       // The context reports its own failures through the bridge.
       this.#enter(() => this.#context.api.fire(id));
     };

@@ -37,6 +37,11 @@ export function disconnectLine(invocation: string): string {
   return encodeMessage({ type: 'disconnect', invocation });
 }
 
+/** The invocation waits on nothing but its requests to the calling client. */
+export function waitingLine(invocation: string): string {
+  return encodeMessage({ type: 'waiting', invocation });
+}
+
 /** A brokered request; `argsJson` must be one line of JSON. */
 export function callLine(
   invocation: string,

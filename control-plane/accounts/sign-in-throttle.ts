@@ -1,8 +1,10 @@
 /**
- * The two brakes on password guessing (docs/accounts-and-keys.md,
+ * The brakes on credential guessing (docs/accounts-and-keys.md,
  * "Throttling"): an account lock that grows with consecutive failures (its
  * count lives in the store, so every replica sees it; this file only says how
- * long), and a per-address attempt limit kept in this replica's memory.
+ * long), and a per-network attempt limit kept in this replica's memory —
+ * one for dashboard sign-ins, one of the same size for wrong admin bearers,
+ * one for failed authentications at hosted servers' /mcp.
  */
 
 /** Consecutive failures after which an account is locked. */
@@ -37,25 +39,27 @@ export interface AddressThrottleOptions {
   now?: () => number;
 }
 
-/** The answer of AddressThrottle.take. */
+/** The answer of AddressThrottle.take and check. */
 export type ThrottleDecision =
   | { allowed: true }
   | {
       allowed: false;
+      /** Seconds until the address may try again. */
       retryAfterSeconds: number;
-      /** True for the first refusal of an address in a minute: what is worth recording. */
-      firstRefusal: boolean;
     };
 
 const WINDOW_MS = 60_000;
 
 /**
- * At most `perMinute` sign-in attempts per client address in any sliding
- * 60-second window (an exact log of attempt times, not a token bucket, so a
- * burst at the end of one minute and the start of the next is still capped).
- * Memory is bounded: at most `maxAddresses` addresses × `perMinute`
- * timestamps. Forgetting an address (LRU) can only give it a fresh allowance,
- * never refuse anyone wrongly.
+ * At most `perMinute` attempts per client address in any sliding 60-second
+ * window (an exact log of attempt times, not a token bucket, so a burst at
+ * the end of one minute and the start of the next is still capped). What
+ * counts as an attempt is the caller's: every sign-in (`take` before the
+ * check), or only a failure (`check` before, `take` after a wrong
+ * credential, so the right one used all day costs nothing). Memory is
+ * bounded: at most `maxAddresses` addresses × `perMinute` timestamps.
+ * Forgetting an address (LRU) can only give it a fresh allowance, never
+ * refuse anyone wrongly.
  */
 export class AddressThrottle {
   readonly #perMinute: number;
@@ -63,8 +67,6 @@ export class AddressThrottle {
   readonly #now: () => number;
   /** Attempt times per address, oldest first; Map order is recency (least recent first). */
   readonly #attempts = new Map<string, number[]>();
-  /** When each address was last told "refused, and say so" (bounded with #attempts). */
-  readonly #refusalNoted = new Map<string, number>();
 
   constructor(options: AddressThrottleOptions = {}) {
     this.#perMinute = positiveInteger(options.perMinute ?? 10, 'perMinute');
@@ -75,20 +77,12 @@ export class AddressThrottle {
   /** Counts one attempt from `address` if it is within its allowance; refused attempts are not counted. */
   take(address: string): ThrottleDecision {
     const now = this.#now();
-    const times = (this.#attempts.get(address) ?? []).filter((time) => time > now - WINDOW_MS);
+    const times = this.#recent(address, now);
     // Re-inserting moves the address to the most recent end of the Map.
     this.#attempts.delete(address);
     if (times.length >= this.#perMinute) {
       this.#attempts.set(address, times);
-      const oldest = times[0] ?? now;
-      const noted = this.#refusalNoted.get(address);
-      const firstRefusal = noted === undefined || noted <= now - WINDOW_MS;
-      if (firstRefusal) this.#refusalNoted.set(address, now);
-      return {
-        allowed: false,
-        retryAfterSeconds: Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000)),
-        firstRefusal,
-      };
+      return this.#refusal(times, now);
     }
     times.push(now);
     this.#attempts.set(address, times);
@@ -96,9 +90,31 @@ export class AddressThrottle {
     return { allowed: true };
   }
 
+  /** What `take` would answer now, counting nothing (a few comparisons: it runs before every credential check). */
+  check(address: string): ThrottleDecision {
+    const times = this.#attempts.get(address);
+    if (times === undefined || times.length < this.#perMinute) return { allowed: true };
+    const now = this.#now();
+    const recent = this.#recent(address, now);
+    return recent.length >= this.#perMinute ? this.#refusal(recent, now) : { allowed: true };
+  }
+
   /** How many addresses are remembered now (for tests and metrics). */
   get size(): number {
     return this.#attempts.size;
+  }
+
+  /** The attempt times of `address` within the window ending `now`, oldest first. */
+  #recent(address: string, now: number): number[] {
+    return (this.#attempts.get(address) ?? []).filter((time) => time > now - WINDOW_MS);
+  }
+
+  #refusal(times: readonly number[], now: number): ThrottleDecision {
+    const oldest = times[0] ?? now;
+    return {
+      allowed: false,
+      retryAfterSeconds: Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000)),
+    };
   }
 
   #evictBeyondCapacity(): void {
@@ -106,7 +122,6 @@ export class AddressThrottle {
       const leastRecent = this.#attempts.keys().next();
       if (leastRecent.done === true) return;
       this.#attempts.delete(leastRecent.value);
-      this.#refusalNoted.delete(leastRecent.value);
     }
   }
 }

@@ -2,9 +2,11 @@
  * The admin side: the REST API, the dashboard, the unauthenticated health
  * checks and OpenAPI document, and the Prometheus metrics. Every API request
  * goes through one sequence: match the route, find the principal (admin
- * token, personal token or session cookie), check CSRF for cookie writes,
- * check the route's permission (a refusal is audited), snapshot what a write
- * changes, run the handler, audit the write with its before/after.
+ * token, personal token or session cookie; wrong bearers are throttled per
+ * network, bearer-guard.ts), check CSRF for cookie writes, check the route's
+ * permission (a refusal is audited, once a minute per kind with its count),
+ * snapshot what a write changes, run the handler, audit the write with its
+ * before/after.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMcphostError, McphostError } from '../errors.js';
@@ -12,7 +14,7 @@ import { keepSentBody, sendError, sendJson, sentBodyOf } from '../http/index.js'
 import { setRoute } from '../http/index.js';
 import { Router, type RouteEntry } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
-import type { AdminToken } from './admin-token.js';
+import { bearerOf, type AdminToken } from './admin-token.js';
 import {
   csrfTokenMatches,
   fromOwnOrigin,
@@ -22,6 +24,7 @@ import { addAccountRoutes } from './account-routes.js';
 import { addApiKeyRoutes } from './api-key-routes.js';
 import { addAuditRoutes } from './audit-routes.js';
 import { addSessionRoutes } from './session-routes.js';
+import { bearerGuard } from './bearer-guard.js';
 import {
   checkRouteTable,
   permits,
@@ -53,6 +56,8 @@ export interface AdminApiOptions {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** Counts a refused admin request. */
   onAuthFailure(reason: string): void;
+  /** Sends a throttled network's refusal (`answer`) on `res`, held back a while (HeldRefusals). */
+  holdRefusal(res: ServerResponse, answer: () => void): void;
   /** The dashboard's pages and assets; resolves true when it answered the request. */
   dashboard?: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 }
@@ -104,9 +109,16 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       ]),
   );
 
-  const authenticate = async (req: IncomingMessage): Promise<Principal | undefined> => {
+  // Wrong bearers spend the network's allowance of them; past it, bearers wait (429).
+  const guard = bearerGuard({
+    throttle: context.signIn.bearers,
+    audit: context.audit,
+    onAuthFailure: options.onAuthFailure,
+  });
+  /** Runs a credential check, counting its ERR_UNAUTHORIZED in the metrics. */
+  const counted = async <T>(check: () => Promise<T>): Promise<T> => {
     try {
-      return await authenticator.authenticate(req);
+      return await check();
     } catch (error) {
       if (isMcphostError(error, 'ERR_UNAUTHORIZED')) {
         options.onAuthFailure('invalid_admin_token');
@@ -114,6 +126,8 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       throw error;
     }
   };
+  const authenticate = (req: IncomingMessage): Promise<Principal | undefined> =>
+    counted(() => guard(req, () => authenticator.authenticate(req)));
   const requirePrincipal = (principal: Principal | undefined): Principal => {
     if (principal !== undefined) return principal;
     options.onAuthFailure('missing_token');
@@ -125,21 +139,30 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
 
   // Metrics name every server: the metrics token, or a principal who reads every server.
   const checkMetricsAccess = async (req: IncomingMessage) => {
-    if (options.metricsToken) {
-      try {
-        options.metricsToken.check(req);
-        return;
-      } catch {
-        // not the metrics token: an admin credential may still read
-      }
-    }
-    const principal = requirePrincipal(await authenticate(req));
+    const { metricsToken } = options;
+    const caller = await counted(() =>
+      guard(req, async () => {
+        if (metricsToken !== undefined) {
+          const bearer = bearerOf(req);
+          if (bearer !== undefined && metricsToken.matches(bearer)) return 'metrics-token' as const;
+        }
+        return authenticator.authenticate(req);
+      }),
+    );
+    if (caller === 'metrics-token') return;
+    const principal = requirePrincipal(caller);
     if (!permits(principal, 'read', undefined) || visibleServers(principal) !== undefined) {
-      await context.audit.record(req, principal, { action: 'metrics.read', outcome: 'denied' });
-      throw new McphostError(
+      const error = new McphostError(
         'ERR_FORBIDDEN',
         'the metrics name every server: this account may not read them',
       );
+      await context.audit.recordRefusal(req, principal, {
+        action: 'metrics.read',
+        outcome: 'denied',
+        reason: error.code,
+        note: error.message,
+      });
+      throw error;
     }
   };
 
@@ -189,14 +212,16 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       }
       setRoute(req, `${req.method} ${match.pattern}`);
       const { rule, params } = match;
-      // What a refusal of this request is recorded as.
-      const refusal = (note?: string) => ({
-        action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
-        server: params.sub ?? null,
-        target: targetOf(params),
-        outcome: 'denied' as const,
-        ...(note === undefined ? {} : { note }),
-      });
+      // A refusal of this request, recorded once a minute per kind (with its count).
+      const recordRefusal = (who: Principal, error: McphostError) =>
+        context.audit.recordRefusal(req, who, {
+          action: rule.audit?.action ?? `${req.method} ${match.pattern}`,
+          server: params.sub ?? null,
+          target: targetOf(params),
+          outcome: 'denied',
+          reason: error.code,
+          note: error.message,
+        });
       let principal: Principal | undefined;
       if (rule.permission === 'public') {
         // A page of another site may post a text/plain form to a public route (no
@@ -210,12 +235,13 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         try {
           checkCsrf(req, principal);
         } catch (error) {
-          await context.audit.record(req, principal, refusal((error as Error).message));
+          await recordRefusal(principal, error as McphostError);
           throw error;
         }
         if (!permits(principal, rule.permission, params.sub)) {
-          await context.audit.record(req, principal, refusal());
-          throw forbidden(principal, rule, params.sub);
+          const error = forbidden(principal, rule, params.sub);
+          await recordRefusal(principal, error);
+          throw error;
         }
       }
       // Public routes (sign-ins) write their own entries: they know who tried.
@@ -227,7 +253,7 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       } catch (error) {
         // A handler's own refusal (an operator naming another server in a filter) is a refusal too.
         if (principal !== undefined && isMcphostError(error, 'ERR_FORBIDDEN')) {
-          await context.audit.record(req, principal, refusal(error.message));
+          await recordRefusal(principal, error);
         }
         throw error;
       }
@@ -248,11 +274,27 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
         });
       }
     } catch (error) {
-      if (!res.headersSent) sendError(res, error);
-      else res.destroy();
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const answer = () => sendError(res, error, retryAfterOf(error));
+      // A network past its allowance of wrong bearers waits for its answer: a guesser
+      // waiting for each is slowed to its connections a second.
+      if (isMcphostError(error, 'ERR_SIGN_IN_THROTTLED')) {
+        req.resume();
+        options.holdRefusal(res, answer);
+      } else answer();
     }
   };
   return { handle, routes: () => api.routes() };
+}
+
+/** A `Retry-After` header for a refusal that says when to come back (a throttled bearer). */
+function retryAfterOf(error: unknown): Record<string, string> {
+  const details = isMcphostError(error) ? (error.details as { retryAfterSeconds?: unknown }) : {};
+  const seconds = details?.retryAfterSeconds;
+  return typeof seconds === 'number' ? { 'retry-after': String(seconds) } : {};
 }
 
 /** What inside the server a route names (a tool, secret, entry, key or account). */

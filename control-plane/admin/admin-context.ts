@@ -10,7 +10,7 @@ import { parseInput } from '../http/index.js';
 import type { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Store } from '../store/index.js';
 import type { ConfigCache } from '../store/index.js';
-import type { EngineStats } from '../sandbox/index.js';
+import type { EngineStats, InvocationLimits, LimitCeilings, OwnLimits } from '../sandbox/index.js';
 import type { AddressThrottle, CookieSealer, OidcSignIn } from '../accounts/index.js';
 import type { AuditTrail } from './audit-trail.js';
 
@@ -31,7 +31,9 @@ export interface FetchedAsMetadata {
 export interface PoolAdministration {
   stats(): unknown[];
   serverStats(): unknown[];
-  budgetStats(): { maxTotal: number };
+  budgetStats(): { maxTotal: number; limitCeilings: LimitCeilings };
+  /** What a tool with `tool` limits on a server with `server` limits runs with now (every ceiling applied). */
+  effectiveLimits(tool: OwnLimits | undefined, server: OwnLimits | undefined): InvocationLimits;
   /** Sizes set per unit (every stored one is applied at start and on change). */
   sizes(): { unit: string; minWarm: number; maxSize: number }[];
   /** Throws ERR_VALIDATION when the size breaks the caps; changes nothing. */
@@ -49,8 +51,10 @@ export type EntryRunnerPort = Pick<EntryRunner, 'renderPrompt' | 'readResource'>
 
 /** What signing in to the dashboard uses. */
 export interface SignInServices {
-  /** Password attempts per client address. */
+  /** Sign-in attempts (password or single sign-on) per client network. */
   throttle: AddressThrottle;
+  /** Wrong admin bearers per client network: as many as sign-ins, counted apart (bearer-guard.ts). */
+  bearers: AddressThrottle;
   /** Password hashing and checking at once (scrypt holds ~32 MiB each on the thread pool). */
   passwordWork: ConcurrencyLimit;
   /** OpenID Connect sign-in, when ADMIN_OIDC_ISSUER is set. */

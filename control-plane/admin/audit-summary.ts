@@ -1,11 +1,14 @@
 /**
  * What the audit log keeps of a record: the record with every secret taken
  * out. Values that are secrets by their name (a secret's value, passwords,
- * tokens, keys) are dropped; code and long text become their length and
- * SHA-256, which tells that (and whether) it changed without keeping it; the
- * whole summary is bounded in size.
+ * tokens, keys) are dropped; program text (a tool's, prompt's, resource
+ * template's or completion's `code`), contents and long text become their
+ * length and SHA-256, which tells that (and whether) it changed without
+ * keeping it; an error's `code` (`ERR_TOOL_TIMEOUT`, a JSON-RPC number) is
+ * kept as it is; the whole summary is bounded in size.
  */
 import { createHash } from 'node:crypto';
+import { ERROR_REGISTRY } from '../errors.js';
 
 /** Fields that hold a secret or a credential wherever they appear, lower case (matched so). */
 const SECRET_FIELDS = new Set([
@@ -27,8 +30,8 @@ const SECRET_FIELDS = new Set([
   'refresh_token',
   'privatekey',
 ]);
-/** Fields that hold code or contents: kept as length and hash. */
-const DIGESTED_FIELDS = new Set(['code', 'text', 'blob', 'contents', 'result', 'content']);
+/** Fields that hold contents: kept as length and hash. */
+const DIGESTED_FIELDS = new Set(['text', 'blob', 'contents', 'result', 'content']);
 /** Longer strings are digested whatever their name. */
 const LONGEST_KEPT_STRING = 256;
 /** Deepest nesting kept. */
@@ -57,11 +60,21 @@ function strip(value: unknown, depth: number): unknown {
     // A flag (an account's `password: true`) says that one exists, not what it is: kept.
     if (SECRET_FIELDS.has(field.toLowerCase()) && typeof item !== 'boolean') continue;
     kept[field] =
-      DIGESTED_FIELDS.has(field) && item !== null && item !== undefined
+      (DIGESTED_FIELDS.has(field) && item !== null && item !== undefined) ||
+      (field === 'code' && isProgramText(item))
         ? digest(typeof item === 'string' ? item : (JSON.stringify(item) ?? ''))
         : strip(item, depth + 1);
   }
   return kept;
+}
+
+/**
+ * True for the `code` of a tool or entry: program text, always a string. An
+ * error's `code` is a registry name or a JSON-RPC number, never program
+ * text: tool code that is just such a name tells nothing worth hiding.
+ */
+function isProgramText(code: unknown): code is string {
+  return typeof code === 'string' && !Object.hasOwn(ERROR_REGISTRY, code);
 }
 
 function digest(text: string): { bytes: number; sha256: string } {

@@ -4,13 +4,31 @@
  * listener assigned, honouring TRUSTED_PROXIES), under which request id, and
  * a summary without secrets. An entry that cannot be written is logged, not
  * answered: the change it describes has already happened.
+ *
+ * Refusals (403s, CSRF, throttled sign-ins, wrong bearers) go through one
+ * path, `recordRefusal`: one entry per kind of refusal of an actor a minute,
+ * whose `summary.count` is written when its minute ends (audit-refusals.ts),
+ * so nobody can fill the log by being refused.
  */
 import type { IncomingMessage } from 'node:http';
-import { clientAddressFromHeaders, requestIdOf } from '../http/index.js';
+import { clientAddressFromHeaders, clientNetworkOf, requestIdOf } from '../http/index.js';
 import type { Logger } from '../logger.js';
-import type { AuditActor, AuditOutcome, Store } from '../store/index.js';
+import type {
+  AuditActor,
+  AuditEntry,
+  AuditEntryInput,
+  AuditOutcome,
+  Store,
+} from '../store/index.js';
+import { RefusalWindows, type RefusalWindow } from './audit-refusals.js';
 import { auditSummaryOf } from './audit-summary.js';
 import { auditActorOf, type Principal } from './permissions.js';
+
+/** How often windows whose minute has ended get their counts written, in ms. */
+const COUNT_SWEEP_MS = 5_000;
+/** What an entry standing for an actor's further kinds of refusal says first. */
+const OVERFLOW_NOTE =
+  'more kinds of refusal in a minute than are recorded one by one; this entry counts the rest';
 
 /** One thing to record. */
 export interface AuditEvent {
@@ -23,13 +41,39 @@ export interface AuditEvent {
   note?: string;
 }
 
+/** One refusal to record. */
+export interface RefusalEvent {
+  action: string;
+  server?: string | null;
+  target?: string | null;
+  outcome: 'denied' | 'failed';
+  /** The error code refused with: refusals of the same code are counted together. */
+  reason: string;
+  /** What the first of its minute said. */
+  note: string;
+}
+
+/** Options of an AuditTrail (tests); defaults apply. */
+export interface AuditTrailOptions {
+  /** Milliseconds since the epoch; default Date.now. */
+  now?: () => number;
+}
+
 export class AuditTrail {
   readonly #store: Store;
   readonly #log: Logger;
+  readonly #refusals: RefusalWindows;
+  readonly #sweep: NodeJS.Timeout;
 
-  constructor(store: Store, log: Logger) {
+  constructor(store: Store, log: Logger, options: AuditTrailOptions = {}) {
     this.#store = store;
     this.#log = log;
+    this.#refusals = new RefusalWindows(options.now === undefined ? {} : { now: options.now });
+    this.#sweep = setInterval(
+      () => void this.#writeCounts(this.#refusals.takeClosed()),
+      COUNT_SWEEP_MS,
+    );
+    this.#sweep.unref();
   }
 
   /** Records `event` of `who` (a principal, or an actor for sign-ins) on `req`. */
@@ -38,13 +82,67 @@ export class AuditTrail {
     who: Principal | AuditActor,
     event: AuditEvent,
   ): Promise<void> {
-    const actor = 'role' in who ? auditActorOf(who) : who;
-    const summary: { before?: unknown; after?: unknown; note?: string } = {};
+    const summary: AuditEntryInput['summary'] = {};
     if (event.before !== undefined) summary.before = auditSummaryOf(event.before);
     if (event.after !== undefined) summary.after = auditSummaryOf(event.after);
     if (event.note !== undefined) summary.note = event.note;
+    await this.#append(req, actorOf(who), { ...event, summary });
+  }
+
+  /**
+   * Records a refusal of `who` on `req`: the first of its kind in a minute is
+   * an entry at once, the others of that minute are counted onto it.
+   */
+  async recordRefusal(
+    req: IncomingMessage,
+    who: Principal | AuditActor,
+    event: RefusalEvent,
+  ): Promise<void> {
+    const actor = actorOf(who);
+    // An anonymous caller is its network: one address each would be 2^64 actors on an IPv6 /64.
+    const actorKey =
+      actor.kind === 'anonymous'
+        ? JSON.stringify(['anonymous', clientNetworkOf(clientAddressFromHeaders(req.headers))])
+        : JSON.stringify([actor.kind, actor.id, actor.label]);
+    const noted = this.#refusals.note(
+      actorKey,
+      JSON.stringify([event.action, event.server ?? null, event.reason]),
+    );
+    if (!noted.opened) return;
+    const summary = {
+      note: noted.overflow ? `${OVERFLOW_NOTE} (the first: ${event.note})` : event.note,
+      count: 1,
+    };
+    // The further kinds are about any server: named by none, so no operator reads another's.
+    const entry = await this.#append(req, actor, {
+      action: event.action,
+      server: noted.overflow ? null : (event.server ?? null),
+      target: noted.overflow ? null : (event.target ?? null),
+      outcome: event.outcome,
+      summary,
+    });
+    if (entry !== undefined) {
+      noted.window.entry = { id: entry.id, summary };
+      noted.window.written = 1;
+    }
+  }
+
+  /** Stops the sweep and writes the counts of every window still open. */
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    await this.#writeCounts(this.#refusals.takeAll());
+  }
+
+  async #append(
+    req: IncomingMessage,
+    actor: AuditActor,
+    event: Pick<AuditEntryInput, 'action' | 'outcome' | 'summary'> & {
+      server?: string | null;
+      target?: string | null;
+    },
+  ): Promise<AuditEntry | undefined> {
     try {
-      await this.#store.appendAudit({
+      return await this.#store.appendAudit({
         actor,
         action: event.action,
         server: event.server ?? null,
@@ -52,10 +150,29 @@ export class AuditTrail {
         outcome: event.outcome,
         clientAddress: clientAddressFromHeaders(req.headers) ?? null,
         requestId: requestIdOf(req),
-        summary,
+        summary: event.summary,
       });
     } catch (error) {
       this.#log.error({ err: error, action: event.action }, 'an audit entry could not be written');
+      return undefined;
     }
   }
+
+  /** Writes the final count of each window onto its entry. */
+  async #writeCounts(windows: RefusalWindow[]): Promise<void> {
+    for (const window of windows) {
+      const entry = window.entry;
+      if (entry === undefined || window.count <= window.written) continue;
+      try {
+        await this.#store.setAuditSummary(entry.id, { ...entry.summary, count: window.count });
+        window.written = window.count;
+      } catch (error) {
+        this.#log.error({ err: error }, 'the count of an audit entry could not be written');
+      }
+    }
+  }
+}
+
+function actorOf(who: Principal | AuditActor): AuditActor {
+  return 'role' in who ? auditActorOf(who) : who;
 }

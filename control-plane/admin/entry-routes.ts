@@ -23,6 +23,7 @@ import type { EntryRunContext } from '../invocation/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { ReadResourceBody, RenderPromptBody, RollbackBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
+import { requireWithinCeilings, withEffectiveLimits } from './limit-ceilings.js';
 import { couldNotRunStatus, testRunSummary } from './tool-routes.js';
 import { snapshots } from './audit-snapshots.js';
 import { adminCallerOf, principalOf, type AdminRouter, type Principal } from './permissions.js';
@@ -43,24 +44,30 @@ function addKindRoutes(router: AdminRouter, context: AdminContext, kind: EntryKi
     ({ permission: 'operate', audit: { action: `${kind}.${verb}`, before } }) as const;
 
   router.add('GET', path, read, async ({ res, params }) => {
-    await requireServer(context, params.sub!);
-    sendJson(res, 200, { [spec.plural]: await store.listEntries(kind, params.sub!) });
+    const server = await requireServer(context, params.sub!);
+    const entries = await store.listEntries(kind, params.sub!);
+    sendJson(res, 200, {
+      [spec.plural]: entries.map((entry) => withEffectiveLimits(context, entry, server.limits)),
+    });
   });
 
   router.add('GET', `${path}/:name`, read, async ({ res, params }) => {
-    sendJson(res, 200, await requireEntry(context, kind, params.sub!, params.name!));
+    const server = await requireServer(context, params.sub!);
+    const entry = await requireEntry(context, kind, params.sub!, params.name!);
+    sendJson(res, 200, withEffectiveLimits(context, entry, server.limits));
   });
 
   router.add('PUT', `${path}/:name`, write('save'), async ({ req, res, params }) => {
     const name = parseInput(spec.name, params.name, `${spec.noun} name`);
     const definition = await readJson(req, config.maxBodyBytes, spec.definition, spec.noun);
     checkCodeSyntax(context, definition);
-    await requireServer(context, params.sub!);
+    const server = await requireServer(context, params.sub!);
+    requireWithinCeilings(context, `${spec.noun} "${name}"`, definition.limits, server);
     const existed = (await store.getEntry(kind, params.sub!, name)) !== undefined;
     const entry = await store.saveEntry(kind, params.sub!, name, definition);
     // Answer once this process serves the new version: a read right after the save sees it.
     await context.cache.settled();
-    sendJson(res, existed ? 200 : 201, entry);
+    sendJson(res, existed ? 200 : 201, withEffectiveLimits(context, entry, server.limits));
   });
 
   router.add('DELETE', `${path}/:name`, write('delete'), async ({ res, params }) => {
@@ -73,15 +80,23 @@ function addKindRoutes(router: AdminRouter, context: AdminContext, kind: EntryKi
   router.add('GET', `${path}/:name/versions`, read, async ({ res, params }) => {
     await requireEntry(context, kind, params.sub!, params.name!);
     const versions = await store.listEntryVersions(kind, params.sub!, params.name!);
-    sendJson(res, 200, { versions });
+    sendJson(res, 200, { versions, retention: store.versionRetention });
   });
 
   router.add('POST', `${path}/:name/rollback`, write('rollback'), async ({ req, res, params }) => {
     const { version } = await readJson(req, config.maxBodyBytes, RollbackBody, 'rollback');
+    const server = await requireServer(context, params.sub!);
     await requireEntry(context, kind, params.sub!, params.name!);
+    // A rollback saves the old version anew: within today's ceilings, as any save.
+    const versions = await store.listEntryVersions(kind, params.sub!, params.name!);
+    const old = versions.find((saved) => saved.version === version);
+    if (old) {
+      const what = `version ${version} of ${spec.noun} "${params.name}"`;
+      requireWithinCeilings(context, what, old.limits, server);
+    }
     const entry = await store.rollbackEntry(kind, params.sub!, params.name!, version);
     await context.cache.settled();
-    sendJson(res, 200, entry);
+    sendJson(res, 200, withEffectiveLimits(context, entry, server.limits));
   });
 }
 

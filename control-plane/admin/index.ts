@@ -8,3 +8,4 @@ export { ADMIN_TOKEN_META_KEY, AdminToken, generateAdminToken } from './admin-to
 export { AuditTrail } from './audit-trail.js';
 export { permits, type Permission, type Principal, type RouteRule } from './permissions.js';
 export type { ServerView } from './server-view.js';
+export type { WithEffectiveLimits } from './limit-ceilings.js';

@@ -70,7 +70,8 @@ const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/api/servers/{sub}/tools/{name}/versions',
-    summary: 'Version history of a tool',
+    summary:
+      'Version history of a tool, newest first: the kept versions, and `retention` (how many are kept; older ones are pruned)',
   },
   {
     method: 'post',
@@ -114,8 +115,16 @@ const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/api/invocations',
-    summary: 'The invocation log, newest first',
+    summary:
+      'The invocation log, newest first, and `refused`: calls refused before any code ran, counted per server and code instead of logged',
     query: ['server', 'kind', 'tool', 'limit'],
+  },
+  {
+    method: 'get',
+    path: '/api/invocations/refusals',
+    summary:
+      'Counts of calls refused before any code ran, per server, code and time bucket, newest first',
+    query: ['server', 'since', 'limit'],
   },
   {
     method: 'get',
@@ -250,7 +259,7 @@ function entryOperations(
     {
       method: 'get',
       path: `${path}/{name}/versions`,
-      summary: `Version history of a ${noun}`,
+      summary: `Version history of a ${noun}, newest first: the kept versions, and \`retention\` (how many are kept; older ones are pruned)`,
     },
     {
       method: 'post',

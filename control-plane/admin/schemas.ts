@@ -104,3 +104,12 @@ export const InvocationsQuery = z.strictObject({
   tool: toolNameSchema.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
+
+/** GET /api/invocations/refusals: counted refusals by bucket, newest first. */
+export const RefusalsQuery = z.strictObject({
+  server: subdomainSchema.optional(),
+  /** Only buckets starting at or after this time (ISO 8601). */
+  since: z.iso.datetime({ offset: true }).optional(),
+  /** Buckets (one server, code and time each) at most. */
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+});

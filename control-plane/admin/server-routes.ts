@@ -8,7 +8,14 @@ import { sendJson } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import { missingRuntimeMessage } from '../sandbox/index.js';
 import { credentialStatus } from '../auth/index.js';
-import type { ServerSettingsPatch } from '../store/index.js';
+import {
+  ENTRY_KINDS,
+  ENTRY_SPECS,
+  type ServerRecord,
+  type ServerSettingsPatch,
+  type ToolRecord,
+} from '../store/index.js';
+import { aboveCeilings, requireWithinCeilings, withEffectiveLimits } from './limit-ceilings.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { CreateServerBody, ServerSettingsBody } from './schemas.js';
 import { serverView } from './server-view.js';
@@ -26,7 +33,7 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     );
     const views = await Promise.all(
       servers.map(async (server) =>
-        serverView(config, server, (await store.listTools(server.subdomain)).length),
+        viewOf(context, server, (await store.listTools(server.subdomain)).length),
       ),
     );
     sendJson(res, 200, { servers: views });
@@ -43,13 +50,13 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     const body = await readJson(req, config.maxBodyBytes, CreateServerBody, 'server');
     const server = await store.createServer(body);
     await context.cache.settled();
-    sendJson(res, 201, serverView(config, server, 0));
+    sendJson(res, 201, viewOf(context, server, 0));
   });
 
   router.add('GET', '/api/servers/:sub', { permission: 'read' }, async ({ res, params }) => {
     const server = await requireServer(context, params.sub!);
     const tools = await store.listTools(server.subdomain);
-    sendJson(res, 200, serverView(config, server, tools.length));
+    sendJson(res, 200, viewOf(context, server, tools.length));
   });
 
   const settings = {
@@ -60,6 +67,9 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     const body = await readJson(req, config.maxBodyBytes, ServerSettingsBody, 'settings');
     const current = await requireServer(context, params.sub!);
     if (body.runtime !== undefined) await requireRuntime(context, body.runtime);
+    if (body.limits !== undefined) {
+      requireWithinCeilings(context, `server "${current.subdomain}"`, body.limits);
+    }
     const patch: ServerSettingsPatch = { ...body };
     const warnings: string[] = [];
     const mode = body.securityMode ?? current.securityMode;
@@ -106,7 +116,15 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     const server = await store.updateServerSettings(current.subdomain, patch);
     await context.cache.settled();
     const tools = await store.listTools(server.subdomain);
-    sendJson(res, 200, { ...serverView(config, server, tools.length), warnings });
+    if (body.limits !== undefined) {
+      const clamped = await recordsAboveLimits(context, server, tools);
+      if (clamped.length > 0) {
+        warnings.push(
+          `${clamped.join(', ')} ask for more than the new limits: they run at the server's limits until saved within them`,
+        );
+      }
+    }
+    sendJson(res, 200, { ...viewOf(context, server, tools.length), warnings });
   });
 
   const remove = {
@@ -119,6 +137,35 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     await context.cache.settled();
     res.writeHead(204).end();
   });
+}
+
+/** A server's view with the limits its tools run with by default now (every ceiling applied). */
+function viewOf(context: AdminContext, server: ServerRecord, toolCount: number) {
+  const { effectiveLimits, limitsClamped } = withEffectiveLimits(context, server);
+  return { ...serverView(context.config, server, toolCount), effectiveLimits, limitsClamped };
+}
+
+/**
+ * The tools, prompts and resources of `server` saved above its limits (an
+ * admin lowered them since): they stay as saved and run at the server's
+ * limits (see limit-ceilings.ts), named as `tool "report"`.
+ */
+async function recordsAboveLimits(
+  context: AdminContext,
+  server: ServerRecord,
+  tools: ToolRecord[],
+): Promise<string[]> {
+  const named: { noun: string; name: string; limits: ToolRecord['limits'] }[] = tools.map(
+    (tool) => ({ noun: 'tool', ...tool }),
+  );
+  for (const kind of ENTRY_KINDS) {
+    for (const entry of await context.store.listEntries(kind, server.subdomain)) {
+      named.push({ noun: ENTRY_SPECS[kind].noun, name: entry.name, limits: entry.limits });
+    }
+  }
+  return named
+    .filter((record) => aboveCeilings(context, record.limits, server.limits))
+    .map((record) => `${record.noun} "${record.name}"`);
 }
 
 /** Refuses, before anything is saved, a runtime the sandbox engine lacks: better now than at the first call. */

@@ -67,26 +67,20 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
 
   const password = { permission: 'public', audit: { action: 'sign-in.password' } } as const;
   router.add('POST', '/api/auth/password', password, async ({ req, res }) => {
-    const refuse = async (
-      error: McphostError,
-      actor: AuditActor,
-      note: string,
-      headers: Record<string, string> = {},
-    ) => {
+    const refuse = async (error: McphostError, actor: AuditActor, note: string) => {
       await audit.record(req, actor, { action: 'sign-in.password', outcome: 'failed', note });
-      sendError(res, error, headers);
+      sendError(res, error);
     };
     const address = clientAddressFromHeaders(req.headers) ?? 'unknown';
     const allowed = throttle.take(clientNetworkOf(address));
     if (!allowed.allowed) {
-      // Recorded once a minute per network: a flood of refused attempts adds no rows.
-      if (allowed.firstRefusal) {
-        await audit.record(req, anonymousAt(address), {
-          action: 'sign-in.password',
-          outcome: 'failed',
-          note: 'too many attempts from this network',
-        });
-      }
+      // Recorded once a minute per network, with its count: a flood of refused attempts adds no rows.
+      await audit.recordRefusal(req, anonymousAt(address), {
+        action: 'sign-in.password',
+        outcome: 'failed',
+        reason: 'ERR_SIGN_IN_THROTTLED',
+        note: 'too many attempts from this network',
+      });
       sendError(res, throttled(allowed.retryAfterSeconds, 'from this address'), {
         'retry-after': String(allowed.retryAfterSeconds),
       });
@@ -116,7 +110,14 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
         1,
         Math.ceil((Date.parse(attempt.lockedUntil) - Date.now()) / 1000),
       );
-      await refuse(throttled(lockedFor, 'for this account'), actor, 'account locked', {
+      // Recorded once a minute per account, with its count, as every refusal is.
+      await audit.recordRefusal(req, actor, {
+        action: 'sign-in.password',
+        outcome: 'failed',
+        reason: 'ERR_SIGN_IN_THROTTLED',
+        note: 'account locked',
+      });
+      sendError(res, throttled(lockedFor, 'for this account'), {
         'retry-after': String(lockedFor),
       });
       return;

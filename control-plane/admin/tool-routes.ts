@@ -11,6 +11,7 @@ import { toolNameSchema, type ToolRecord } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
+import { requireWithinCeilings, withEffectiveLimits } from './limit-ceilings.js';
 import { snapshots } from './audit-snapshots.js';
 import { adminCallerOf, principalOf, type AdminRouter } from './permissions.js';
 import { clientAddressFromHeaders, requestIdOf } from '../http/index.js';
@@ -23,12 +24,17 @@ export function addToolRoutes(router: AdminRouter, context: AdminContext): void 
     ({ permission: 'operate', audit: { action, before: before.tool } }) as const;
 
   router.add('GET', '/api/servers/:sub/tools', read, async ({ res, params }) => {
-    await requireServer(context, params.sub!);
-    sendJson(res, 200, { tools: await store.listTools(params.sub!) });
+    const server = await requireServer(context, params.sub!);
+    const tools = await store.listTools(params.sub!);
+    sendJson(res, 200, {
+      tools: tools.map((tool) => withEffectiveLimits(context, tool, server.limits)),
+    });
   });
 
   router.add('GET', '/api/servers/:sub/tools/:name', read, async ({ res, params }) => {
-    sendJson(res, 200, await requireTool(context, params.sub!, params.name!));
+    const server = await requireServer(context, params.sub!);
+    const tool = await requireTool(context, params.sub!, params.name!);
+    sendJson(res, 200, withEffectiveLimits(context, tool, server.limits));
   });
 
   router.add(
@@ -46,12 +52,13 @@ export function addToolRoutes(router: AdminRouter, context: AdminContext): void 
           { details: problem },
         );
       }
-      await requireServer(context, params.sub!);
+      const server = await requireServer(context, params.sub!);
+      requireWithinCeilings(context, `tool "${name}"`, definition.limits, server);
       const existed = (await store.getTool(params.sub!, name)) !== undefined;
       const tool = await store.saveTool(params.sub!, name, definition);
       // Answer once this process serves the new version: a call right after the save runs it.
       await context.cache.settled();
-      sendJson(res, existed ? 200 : 201, tool);
+      sendJson(res, existed ? 200 : 201, withEffectiveLimits(context, tool, server.limits));
     },
   );
 
@@ -69,7 +76,9 @@ export function addToolRoutes(router: AdminRouter, context: AdminContext): void 
 
   router.add('GET', '/api/servers/:sub/tools/:name/versions', read, async ({ res, params }) => {
     await requireTool(context, params.sub!, params.name!);
-    sendJson(res, 200, { versions: await store.listToolVersions(params.sub!, params.name!) });
+    const versions = await store.listToolVersions(params.sub!, params.name!);
+    // Older versions are pruned at save: say how many are kept.
+    sendJson(res, 200, { versions, retention: store.versionRetention });
   });
 
   router.add(
@@ -78,10 +87,21 @@ export function addToolRoutes(router: AdminRouter, context: AdminContext): void 
     write('tool.rollback'),
     async ({ req, res, params }) => {
       const { version } = await readJson(req, config.maxBodyBytes, RollbackBody, 'rollback');
+      const server = await requireServer(context, params.sub!);
       await requireTool(context, params.sub!, params.name!);
+      // A rollback saves the old version anew: within today's ceilings, as any save.
+      const versions = await store.listToolVersions(params.sub!, params.name!);
+      const old = versions.find((saved) => saved.version === version);
+      if (old)
+        requireWithinCeilings(
+          context,
+          `version ${version} of tool "${params.name}"`,
+          old.limits,
+          server,
+        );
       const tool = await store.rollbackTool(params.sub!, params.name!, version);
       await context.cache.settled();
-      sendJson(res, 200, tool);
+      sendJson(res, 200, withEffectiveLimits(context, tool, server.limits));
     },
   );
 

@@ -30,7 +30,7 @@ export interface AdminAccounts {
   authenticator: AdminAuthenticator;
   audit: AuditTrail;
   signIn: SignInServices;
-  /** Stops the upkeep timer and writes the token uses still noted. */
+  /** Stops the upkeep timer and writes the token uses and refusal counts still noted. */
   stop(): Promise<void>;
 }
 
@@ -58,6 +58,7 @@ export function createAdminAccounts(
   const audit = new AuditTrail(store, log);
   const signIn: SignInServices = {
     throttle: new AddressThrottle({ perMinute: config.signInAttemptsPerMinute }),
+    bearers: new AddressThrottle({ perMinute: config.signInAttemptsPerMinute }),
     passwordWork: new ConcurrencyLimit({
       maxRunning: PASSWORD_CHECKS_AT_ONCE,
       maxWaiting: PASSWORD_CHECKS_WAITING,
@@ -88,6 +89,7 @@ export function createAdminAccounts(
     stop: async () => {
       clearInterval(timer);
       await tokenUses.close();
+      await audit.close();
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { checkToolSyntax } from '../../src/tool-code/index.js';
+import { AddressThrottle } from '../accounts/index.js';
 import { ADMIN_TOKEN_META_KEY, AdminToken } from '../admin/index.js';
 import { createAdminApi } from '../admin/index.js';
 import type { AdminContext } from '../admin/index.js';
@@ -13,13 +14,13 @@ import type { Config } from '../config.js';
 import { isMcphostError } from '../errors.js';
 import { createHostedSide } from '../mcp/index.js';
 import { startListeners, type Listeners } from '../http/index.js';
-import { ServerGate, TrustedProxies } from '../http/index.js';
-import { EntryRunner, ToolInvoker } from '../invocation/index.js';
+import { HeldRefusals, ServerGate, TrustedProxies } from '../http/index.js';
+import { EntryRunner, refusalCodeOf, ToolInvoker } from '../invocation/index.js';
 import type { Logger } from '../logger.js';
-import { createHostedMcpServer } from '../mcp/index.js';
+import { createHostedMcpServer, createModernEra } from '../mcp/index.js';
 import { McpEndpoint } from '../mcp/index.js';
 import { RateLimiter } from '../mcp/index.js';
-import { SessionRegistry, SharedSessions } from '../mcp/index.js';
+import { ResumeBudget, SessionRegistry, SharedSessions } from '../mcp/index.js';
 import { Metrics } from '../metrics/index.js';
 import { MultiEngineSandbox, SandboxManager, poolUnitOf } from '../sandbox/index.js';
 import { ConfigCache } from '../store/index.js';
@@ -31,6 +32,7 @@ import {
   invocationLimitsFrom,
   poolCapsFrom,
   poolDefaultsFrom,
+  resumeBoundsFrom,
   schemaCheckSettingsFrom,
 } from './component-settings.js';
 import { ConfigSync } from './config-sync.js';
@@ -42,6 +44,9 @@ import { createAdminAccounts } from './admin-accounts.js';
 import { createSandboxDriver } from './sandbox-driver.js';
 
 export const VERSION = '0.1.0';
+
+/** Silence on an open MCP response before it becomes a stream with keep-alive comments (the SDK's own interval), in ms. */
+const SSE_KEEP_ALIVE_MS = 15_000;
 
 export interface App {
   /** Bound ports (PORT 0 picks one). */
@@ -86,9 +91,14 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       databaseUrl: config.databaseUrl,
       masterKey,
       invocationRetention: config.invocationRetention,
+      invocationRetentionPerServer: config.invocationRetentionPerServer,
+      refusalRetentionHours: config.invocationRefusalRetentionHours,
       invocationRowMaxBytes: config.invocationRowMaxBytes,
       invocationPageMaxBytes: config.invocationPageMaxBytes,
       serverEntriesMaxBytes: config.serverEntriesMaxBytes,
+      versionsKept: config.versionsKept,
+      versionsMaxBytes: config.versionsMaxBytes,
+      serverVersionsMaxBytes: config.serverVersionsMaxBytes,
       staticResourceMaxBytes: config.toolMaxResultBytes,
       log: (message) => log.info({ component: 'store' }, message),
     });
@@ -115,6 +125,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     await cache.start();
     closers.push(() => cache.stop());
     const invocationLog = new InvocationLog(store, {
+      refusalBucketMs: config.invocationRefusalBucketSeconds * 1000,
       log: (message) => log.warn({ component: 'invocation-log' }, message),
     });
     closers.push(() => invocationLog.close());
@@ -133,7 +144,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       driver,
       defaults: poolDefaultsFrom(config),
       generic: { size: Math.min(config.genericPoolSize, budget.maxTotal) },
-      caps: poolCapsFrom(config, budget.maxTotal),
+      caps: poolCapsFrom(config, budget),
       startConcurrency: budget.startConcurrency,
       reapIntervalMs: config.sandboxReapIntervalMs,
       events: metrics.sandboxEvents(),
@@ -187,6 +198,15 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     );
     // Pushed before whenIdle below, so it runs after it: no invocation is left to check.
     closers.push(() => invoker.close());
+    // Requests refused before the MCP endpoint are counted beside the invocation log too.
+    const countRefusal = (subdomain: string, reason: string): void => {
+      const code = refusalCodeOf(reason);
+      if (code !== undefined) invoker.countRefusal(subdomain, code);
+    };
+    const refused = (subdomain: string, reason: string): void => {
+      metrics.mcpRefused(subdomain, reason);
+      countRefusal(subdomain, reason);
+    };
     // Prompts, resources and completions: their code runs through the same invoker.
     const entries = new EntryRunner({
       catalog: cache,
@@ -195,11 +215,20 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     // With PostgreSQL, any replica serves any session (shared-sessions.ts); the
     // embedded store is one process, whose sessions live in it alone.
+    // Rate limits and what cut streams may keep are shared out among the replicas
+    // alive (PostgreSQL), see rate-limiter.ts and resume-budget.ts.
+    const replicas = new LiveReplicas(store, (error) =>
+      log.warn({ err: error }, 'replica heartbeat failed'),
+    );
+    await replicas.start();
+    closers.push(() => replicas.stop());
     const shared =
       store.dialect === 'postgres'
         ? new SharedSessions(store, {
             idleMs: config.mcpSessionIdleMs,
             resumeWindowMs: config.mcpResumeWindowMs,
+            maxPerCaller: config.mcpMaxSessionsPerCaller,
+            maxPerServer: config.mcpMaxSessionsPerServer,
             onError: (error, what) => log.warn({ err: error, component: 'mcp' }, `${what} failed`),
           })
         : undefined;
@@ -212,40 +241,62 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       onServerClosed: (subdomain) => shared?.endServer(subdomain),
     });
     sessions.start();
-    new ConfigSync(cache, sandbox, sessions).start();
+    // The handlers' view of a server, in both eras.
+    const hostedContext = (subdomain: string) => ({
+      catalog: cache,
+      invoker,
+      entries,
+      version: VERSION,
+      subdomain,
+      onInternalError: (error: unknown) =>
+        log.error({ err: error, component: 'mcp', server: subdomain }, 'an MCP request failed'),
+    });
+    // The modern era (MCP 2026-07-28): stateless, one SDK instance per server.
+    const modern = createModernEra({
+      contextOf: hostedContext,
+      record: (subdomain) => cache.server(subdomain),
+      resourceNamed: (subdomain, uri) => entries.resourceNamed(subdomain, uri),
+      masterKey,
+      replica: replicas.id,
+      // With replicas, a retry of a call parked on another one is served there.
+      ...(shared === undefined ? {} : { channel: shared }),
+      onError: (error, what) => log.warn({ err: error, component: 'mcp' }, `${what} failed`),
+      maxResultBytes: config.toolMaxResultBytes,
+      longestCallMs: config.toolMaxTimeoutMs + config.toolTimeoutGraceMs,
+      cacheTtlMs: config.mcpCacheTtlMs,
+      keepAliveMs: SSE_KEEP_ALIVE_MS,
+      maxParkedPerCaller: config.mcpMaxParkedPerCaller,
+      maxParkedPerServer: config.mcpMaxParkedPerServer,
+      maxListenPerCaller: config.mcpMaxListenPerCaller,
+      maxListenPerServer: config.mcpMaxListenPerServer,
+    });
+    closers.push(() => modern.close());
+    metrics.watchModernEra(
+      () => modern.parked.countsByServer(),
+      () => modern.listen.countsByServer(),
+    );
+    new ConfigSync(cache, sandbox, [sessions, ...modern.audiences]).start();
 
     const endpoint = new McpEndpoint({
       sessions,
       maxBodyBytes: config.maxBodyBytes,
       retryMs: config.mcpSseRetryMs,
       resumeWindowMs: config.mcpResumeWindowMs,
+      keepAliveMs: SSE_KEEP_ALIVE_MS,
       shared,
-      serverFor: (subdomain, caller, features) =>
-        createHostedMcpServer(
-          {
-            catalog: cache,
-            invoker,
-            entries,
-            version: VERSION,
-            subdomain,
-            caller,
-            onInternalError: (error) =>
-              log.error({ err: error, component: 'mcp', server: subdomain }, 'tools/call failed'),
-          },
-          features,
-        ),
-      onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
+      modern: modern.endpoint,
+      serverFor: (subdomain, features) => createHostedMcpServer(hostedContext(subdomain), features),
+      onRefused: (subdomain, reason) => refused(subdomain, reason),
+      onEvicted: (subdomain) => metrics.sessionEvicted(subdomain),
+      resumeBudget: new ResumeBudget({
+        ...resumeBoundsFrom(config),
+        share: () => replicas.count,
+      }),
     });
     if (shared) {
-      shared.start(endpoint.signalHandlers());
+      shared.start(endpoint.signalHandlers(modern.relay));
       closers.push(() => shared.close());
     }
-    // Rate limits are shared out among the replicas alive (PostgreSQL), see rate-limiter.ts.
-    const replicas = new LiveReplicas(store, (error) =>
-      log.warn({ err: error }, 'replica heartbeat failed'),
-    );
-    await replicas.start();
-    closers.push(() => replicas.stop());
     const rateLimiter = new RateLimiter({ share: () => replicas.count });
     // AS metadata and JWKS are fetched through the tool egress policy (plus loopback in development).
     const oauthEgress = createGuardedFetch({
@@ -262,19 +313,30 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     // Pushed after the store's closer, so it runs before it: the last key uses are written.
     closers.push(() => gate.close());
+    // What a throttled network is answered (hosted and admin side): held 1 s, at most 1000 at once.
+    const heldRefusals = new HeldRefusals({ delayMs: 1_000, maxHeld: 1_000 });
     const hosted = createHostedSide({
       server: (subdomain) => cache.server(subdomain),
       authenticate: (server, req, url) => gate.authenticate(server, req, url),
       protectedResourceMetadata: (server) => gate.protectedResourceMetadata(server),
       endpoint,
-      onAuthFailure: (reason) => metrics.authFailure('hosted', reason),
+      onAuthFailure: (reason, subdomain) => {
+        metrics.authFailure('hosted', reason);
+        countRefusal(subdomain, reason);
+      },
+      // Failed authentications per client network, over all servers: refused before the work.
+      authFailures:
+        config.mcpAuthFailuresPerMinute === 0
+          ? null
+          : new AddressThrottle({ perMinute: config.mcpAuthFailuresPerMinute }),
+      holdRefusal: (res, answer) => heldRefusals.answer(res, answer),
       defaultRateLimit:
         config.rateLimitPerMinute === 0
           ? null
           : { perMinute: config.rateLimitPerMinute, burst: config.rateLimitBurst },
       takeRate: (subdomain, quotaKey, limit, count, alreadyTaken) =>
         rateLimiter.take(subdomain, quotaKey, limit, count, alreadyTaken),
-      onRefused: (subdomain, reason) => metrics.mcpRefused(subdomain, reason),
+      onRefused: (subdomain, reason) => refused(subdomain, reason),
     });
     const accounts = createAdminAccounts(config, store, token, masterKey, log);
     closers.push(() => accounts.stop());
@@ -308,6 +370,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       dashboard,
       metrics: () => metrics.scrape(),
       onAuthFailure: (reason) => metrics.authFailure('admin', reason),
+      holdRefusal: (res, answer) => heldRefusals.answer(res, answer),
       readiness: async () => {
         // Unauthenticated: say what failed, keep why (paths, users) in the log.
         const checks: Record<string, string> = {};

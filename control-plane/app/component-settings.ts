@@ -10,6 +10,8 @@ import type { BrokerOptions } from '../broker/index.js';
 import type { Config } from '../config.js';
 import type { ToolInvoker } from '../invocation/index.js';
 import type { InvocationLimits, PoolCaps, PoolDefaults } from '../sandbox/index.js';
+import type { ResumeBudgetOptions } from '../mcp/index.js';
+import type { PoolBudget } from './pool-budget.js';
 
 /** The service limits every tool starts from (TOOL_*). */
 export function invocationLimitsFrom(config: Config): InvocationLimits {
@@ -50,12 +52,17 @@ export function poolDefaultsFrom(config: Config): PoolDefaults {
   };
 }
 
-/** The caps an admin's pool sizes must fit; `maxTotal` is the budget in force (see pool-budget.ts). */
-export function poolCapsFrom(config: Config, maxTotal: number): PoolCaps {
+/** The caps pools and limits must fit; `budget` is the one in force (see pool-budget.ts). */
+export function poolCapsFrom(
+  config: Config,
+  budget: Pick<PoolBudget, 'maxTotal' | 'maxMemoryMb' | 'limitCeilings'>,
+): PoolCaps {
   return {
     maxSizePerPool: config.poolMaxSizeCap,
-    maxTotal,
+    maxTotal: budget.maxTotal,
+    maxMemoryMb: budget.maxMemoryMb,
     serverShare: config.poolServerShare,
+    limitCeilings: budget.limitCeilings,
   };
 }
 
@@ -78,5 +85,14 @@ export function brokerLimitsFrom(config: Config): Pick<BrokerOptions, 'http' | '
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
     },
+  };
+}
+
+/** What cut MCP response streams may keep for resuming (MCP_RESUME_MAX_BYTES*); replicas share it out. */
+export function resumeBoundsFrom(config: Config): Omit<ResumeBudgetOptions, 'share'> {
+  return {
+    maxBytesPerCaller: config.mcpResumeMaxBytesPerCaller,
+    maxBytesPerServer: config.mcpResumeMaxBytesPerServer,
+    maxBytes: config.mcpResumeMaxBytes,
   };
 }

@@ -6,21 +6,21 @@
  * containers; a server deleted, deactivated, or whose security settings changed closes its
  * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
  * a changed tool or prompt list, or resource list, is announced to open
- * sessions, and a changed resource to the sessions subscribed to its URIs.
+ * sessions and listen streams, and a changed resource to those subscribed to its URIs.
  */
-import type { ConfigCache } from '../store/index.js';
+import type { CachedServer, ConfigCache, NamedRecords } from '../store/index.js';
 import { contentBytes, type ResourceRecord, type ServerRecord } from '../store/index.js';
-import { findResourceChanges, type SessionRegistry } from '../mcp/index.js';
+import { findResourceChanges, type ChangeAudience } from '../mcp/index.js';
 
 interface Seen {
   security: string;
   sandbox: string;
-  tools: Map<string, number>;
-  prompts: Map<string, number>;
-  /** Resources as they were (to tell which subscribed URIs a change touched). */
-  resources: ReadonlyMap<string, ResourceRecord>;
-  /** What `resources/list` and `resources/templates/list` showed. */
-  resourceList: string;
+  /**
+   * What the cache held: it replaces only the parts and records that
+   * changed, so comparing objects tells what a change touched, in time that
+   * does not grow with what stayed.
+   */
+  cached: CachedServer;
 }
 
 /** What ConfigSync tells the warm pools. */
@@ -36,73 +36,94 @@ export interface PoolInvalidation {
 export class ConfigSync {
   readonly #cache: ConfigCache;
   readonly #pools: PoolInvalidation;
-  readonly #sessions: SessionRegistry;
+  readonly #audiences: readonly ChangeAudience[];
   readonly #seen = new Map<string, Seen>();
 
-  constructor(cache: ConfigCache, pools: PoolInvalidation, sessions: SessionRegistry) {
+  /**
+   * `audiences`: what hears a server's changes — the legacy era's sessions,
+   * the modern era's listen streams and server instances.
+   */
+  constructor(cache: ConfigCache, pools: PoolInvalidation, audiences: readonly ChangeAudience[]) {
     this.#cache = cache;
     this.#pools = pools;
-    this.#sessions = sessions;
+    this.#audiences = audiences;
   }
 
   /** Records the current state and starts following changes. */
   start(): void {
     for (const server of this.#cache.servers()) {
-      this.#seen.set(server.subdomain, this.#snapshot(server));
+      const cached = this.#cache.cached(server.subdomain);
+      if (cached) this.#seen.set(server.subdomain, seen(cached));
       this.#pools.setServerMaxContainers(server.subdomain, server.maxContainers);
     }
     this.#cache.onInvalidate((subdomain) => this.#changed(subdomain));
   }
 
-  #snapshot(server: ServerRecord): Seen {
-    const tools = new Map<string, number>();
-    for (const tool of this.#cache.tools(server.subdomain)) tools.set(tool.name, tool.version);
-    const prompts = new Map<string, number>();
-    for (const prompt of this.#cache.prompts(server.subdomain)) {
-      prompts.set(prompt.name, prompt.version);
-    }
-    const resourceRecords = this.#cache.resources(server.subdomain);
-    return {
-      security: securityFingerprint(server),
-      sandbox: sandboxFingerprint(server),
-      tools,
-      prompts,
-      resources: new Map(resourceRecords.map((resource) => [resource.name, resource])),
-      resourceList: resourceListFingerprint(resourceRecords),
-    };
-  }
-
   #changed(subdomain: string): void {
     const before = this.#seen.get(subdomain);
-    const server = this.#cache.server(subdomain);
-    const after = server ? this.#snapshot(server) : undefined;
+    const cached = this.#cache.cached(subdomain);
+    const after = cached ? seen(cached) : undefined;
     if (after) this.#seen.set(subdomain, after);
     else this.#seen.delete(subdomain);
+    const server = cached?.server;
 
     if (before && (!after || before.sandbox !== after.sandbox)) {
       this.#pools.serverChanged(subdomain, !after);
     }
     if (server) this.#pools.setServerMaxContainers(subdomain, server.maxContainers);
-    for (const [name, version] of before?.tools ?? []) {
-      if (after?.tools.get(name) !== version) this.#pools.toolChanged(subdomain, name);
+    const tools = changedNames(before?.cached.tools, after?.cached.tools);
+    for (const name of tools) {
+      if (before?.cached.tools.byName.has(name)) this.#pools.toolChanged(subdomain, name);
     }
     if (!after || !server?.active || before?.security !== after.security) {
-      void this.#sessions.closeSubdomain(subdomain);
+      for (const audience of this.#audiences) void audience.closeSubdomain(subdomain);
       return;
     }
-    const sessions = this.#sessions.forSubdomain(subdomain);
-    if (!sameVersions(before?.tools, after.tools)) {
+    const sessions = this.#audiences.flatMap((audience) => [...audience.forSubdomain(subdomain)]);
+    if (!before || tools.length > 0) {
       for (const session of sessions) session.notifyToolsChanged();
     }
-    if (!sameVersions(before?.prompts, after.prompts)) {
+    if (!before || changedNames(before.cached.prompts, after.cached.prompts).length > 0) {
       for (const session of sessions) session.notifyPromptsChanged();
     }
-    if (before?.resourceList !== after.resourceList) {
+    const beforeResources = before?.cached.resources;
+    const afterResources = after.cached.resources;
+    if (beforeResources === afterResources) return;
+    const resources = changedNames(beforeResources, afterResources);
+    if (
+      !beforeResources ||
+      resources.some(
+        (name) =>
+          listedFields(beforeResources.byName.get(name)) !==
+          listedFields(afterResources.byName.get(name)),
+      )
+    ) {
       for (const session of sessions) session.notifyResourcesChanged();
     }
-    const changes = findResourceChanges(before?.resources ?? new Map(), after.resources);
+    const changes = findResourceChanges(
+      beforeResources?.byName ?? new Map(),
+      afterResources.byName,
+    );
     if (changes) for (const session of sessions) session.notifyResourcesUpdated(changes);
   }
+}
+
+function seen(cached: CachedServer): Seen {
+  return {
+    security: securityFingerprint(cached.server),
+    sandbox: sandboxFingerprint(cached.server),
+    cached,
+  };
+}
+
+/** Names whose record is another object (saved, added or deleted); none when the kind is the same object. */
+function changedNames<T extends { readonly name: string }>(
+  before: NamedRecords<T> | undefined,
+  after: NamedRecords<T> | undefined,
+): string[] {
+  if (before === after) return [];
+  const names = new Set([...(before?.byName.keys() ?? []), ...(after?.byName.keys() ?? [])]);
+  return [...names].filter((name) => before?.byName.get(name) !== after?.byName.get(name));
 }
 
 function securityFingerprint(server: ServerRecord): string {
@@ -120,24 +141,17 @@ function sandboxFingerprint(server: ServerRecord): string {
   return JSON.stringify([server.isolation, server.runtime, server.limits]);
 }
 
-/** The listed fields of every resource and template: a change of these is a list change. */
-function resourceListFingerprint(resources: readonly ResourceRecord[]): string {
-  return JSON.stringify(
-    resources.map((r) => [
-      r.name,
-      r.uri,
-      r.uriTemplate,
-      r.title,
-      r.description,
-      r.mimeType,
-      r.annotations,
-      contentBytes(r),
-    ]),
-  );
-}
-
-function sameVersions(a: Map<string, number> | undefined, b: Map<string, number>): boolean {
-  if (!a || a.size !== b.size) return false;
-  for (const [name, version] of a) if (b.get(name) !== version) return false;
-  return true;
+/** The fields `resources/list` and `resources/templates/list` show: a change of these is a list change. */
+function listedFields(r: ResourceRecord | undefined): string {
+  return r === undefined
+    ? ''
+    : JSON.stringify([
+        r.uri,
+        r.uriTemplate,
+        r.title,
+        r.description,
+        r.mimeType,
+        r.annotations,
+        contentBytes(r),
+      ]);
 }

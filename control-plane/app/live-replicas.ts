@@ -27,6 +27,11 @@ export class LiveReplicas {
     this.#onError = onError;
   }
 
+  /** This replica's id (random per start): what a parked call's state names as its holder. */
+  get id(): string {
+    return this.#id;
+  }
+
   /** Live replicas, this one included (the last count; 1 until known). */
   get count(): number {
     return this.#count;

@@ -65,23 +65,28 @@ export function sendError(
 }
 
 /**
- * A JSON-RPC error answering an MCP HTTP request that has no JSON-RPC id to
- * answer (transport errors, refusals before a session): status and code from
- * the registry, the stable code in `error.data.code`.
+ * A JSON-RPC error answering an MCP HTTP request (transport errors, refusals
+ * before the protocol layer): status and code from the registry, the stable
+ * code in `error.data.code`, and the request's `id` when it could be read
+ * (null otherwise, as JSON-RPC says).
  */
 export function sendJsonRpcError(
   res: ServerResponse,
   error: McphostError,
   headers: Record<string, string> = {},
+  id: string | number | null = null,
 ): void {
-  sendJson(res, httpStatusFor(error.code), jsonRpcErrorBody(error), headers);
+  sendJson(res, httpStatusFor(error.code), jsonRpcErrorBody(error, id), headers);
 }
 
-/** The JSON-RPC error message answering no request id, for `error` (see sendJsonRpcError). */
-export function jsonRpcErrorBody(error: McphostError): {
+/** The JSON-RPC error message of `error` answering `id` (see sendJsonRpcError). */
+export function jsonRpcErrorBody(
+  error: McphostError,
+  id: string | number | null = null,
+): {
   jsonrpc: '2.0';
   error: ReturnType<typeof jsonRpcErrorOf>;
-  id: null;
+  id: string | number | null;
 } {
-  return { jsonrpc: '2.0', error: jsonRpcErrorOf(error), id: null };
+  return { jsonrpc: '2.0', error: jsonRpcErrorOf(error), id };
 }

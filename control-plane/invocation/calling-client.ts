@@ -1,12 +1,13 @@
 /**
  * The MCP client that made a call, as tool code reaches it: `sdk.progress`,
- * `sdk.closeStream`, `sdk.elicit` and `sdk.sample` travel to it within the
- * call. The MCP layer implements it (mcp/calling-client.ts); an admin test run
+ * `sdk.closeStream`, `sdk.elicit`, `sdk.sample` and `sdk.roots` travel to it
+ * within the call, and `sdk.client` shows what it declared. The MCP layer implements it (mcp/calling-client.ts); an admin test run
  * has no client, and the tool gets a clear error instead (or, for progress
  * and closeStream, nothing happens).
  */
 import {
   CLIENT_OPERATIONS,
+  type CallingClientInfo,
   type CallOperation,
   type ClientOperation,
 } from '../../src/protocol/index.js';
@@ -15,6 +16,8 @@ import { describeProblems } from '../validation-problems.js';
 import type { ProgressUpdate } from '../sandbox/index.js';
 
 export interface CallingClient {
+  /** What the client declared (`sdk.client`): protocol version, era, capabilities, name. */
+  info?: CallingClientInfo;
   /** Present when the client sent a progress token; otherwise `sdk.progress` sends nothing. */
   progress?(update: ProgressUpdate): void;
   /**
@@ -31,12 +34,19 @@ export interface CallingClient {
    * ERR_INVALID_ARGUMENT) otherwise. `signal` ends the wait with the invocation.
    */
   request(operation: ClientOperation, args: unknown, signal: AbortSignal): Promise<unknown>;
+  /**
+   * Told when the code waits on nothing but its requests to this client (see
+   * InvokeHooks.onWaiting): a modern-era client is then asked for all of them
+   * at once. The legacy era's requests are already on their way: it has none.
+   */
+  waiting?(): void;
 }
 
 /** The sdk function behind each client operation, for messages. */
 export const SDK_NAME_OF: Readonly<Record<ClientOperation, string>> = {
   'client.elicit': 'sdk.elicit',
   'client.sample': 'sdk.sample',
+  'client.roots': 'sdk.roots',
 };
 
 export function isClientOperation(operation: CallOperation): operation is ClientOperation {

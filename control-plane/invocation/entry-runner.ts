@@ -5,10 +5,18 @@
  * template's or completion's code through the ToolInvoker when it has code —
  * the same path, checks, sandbox, log and metrics as a tool call. Failures
  * are McphostErrors: the MCP layer answers them as JSON-RPC errors.
+ *
+ * Every answer is bounded by what it will be sent as: its JSON, in bytes
+ * (`maxRenderedBytes`). A template render is sized before it is built
+ * (prompt-rendering.ts); what code returned is measured once it is an answer
+ * (a resource's contents carry a returned value as JSON text, escaped once
+ * more); a static resource was measured at save, and again at read, for one
+ * saved before.
  */
-import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { McphostError } from '../errors.js';
+import { jsonBytesAtMost } from '../json-size.js';
 import type { LogEntry } from '../sandbox/index.js';
 import type {
   CompletionSource,
@@ -20,7 +28,12 @@ import { describeProblems } from '../validation-problems.js';
 import type { CallingClient } from './calling-client.js';
 import { bounded, rankCompletions, type Completion } from './completion-ranking.js';
 import { completionCode, promptCode, resourceCode } from './entry-code.js';
-import { checkPromptArguments, messagesFromCode, renderTemplate } from './prompt-rendering.js';
+import {
+  answerOf,
+  checkPromptArguments,
+  messagesFromCode,
+  renderTemplate,
+} from './prompt-rendering.js';
 import { contentsFromCode, staticContents } from './resource-contents.js';
 import { findResource, isTemplate } from './resource-lookup.js';
 import type { Caller, InvocableTool, InvokeRequest, InvokeResult } from './tool-invoker.js';
@@ -51,7 +64,7 @@ export type CompletionReference =
 export interface EntryRunnerPorts {
   catalog: EntryCatalog;
   invoker: { invoke(request: InvokeRequest): Promise<InvokeResult> };
-  /** Largest rendered template, in bytes (TOOL_MAX_RESULT_BYTES: a render is a result). */
+  /** Largest answer of a prompt, resource or completion, in bytes of JSON (TOOL_MAX_RESULT_BYTES: an answer is a result). */
   maxRenderedBytes: number;
 }
 
@@ -63,6 +76,9 @@ const CodeCompletion = z.union([
     hasMore: z.boolean().optional(),
   }),
 ]);
+
+/** Static resources whose contents were measured as an answer (records are replaced on change). */
+const measuredStatic = new WeakSet<ResourceRecord>();
 
 export class EntryRunner {
   readonly #ports: EntryRunnerPorts;
@@ -81,18 +97,19 @@ export class EntryRunner {
     const prompt = this.#ports.catalog.prompt(subdomain, name);
     if (!prompt) throw new McphostError('ERR_UNKNOWN_PROMPT', `Unknown prompt: ${name}`);
     const values = checkPromptArguments(prompt, args);
-    const described = prompt.description ? { description: prompt.description } : {};
     if (prompt.messages !== undefined) {
       const template = prompt as PromptRecord & { messages: PromptMessage[] };
-      const messages = renderTemplate(template, values, this.#ports.maxRenderedBytes);
-      return { ...described, messages };
+      // Sized before it is built.
+      return answerOf(prompt, renderTemplate(template, values, this.#ports.maxRenderedBytes));
     }
     const result = await this.#run(
       promptCode(prompt as PromptRecord & { code: string }),
       values,
       run,
     );
-    return { ...described, ...messagesFromCode(prompt, result.value, result.content) };
+    const fromCode = messagesFromCode(prompt, result.value, result.content);
+    const described = prompt.description ? { description: prompt.description } : {};
+    return this.#bounded({ ...described, ...fromCode }, `prompt "${name}"`);
   }
 
   /**
@@ -108,14 +125,25 @@ export class EntryRunner {
   ): Promise<ReadResourceResult> {
     const match = findResource(this.#ports.catalog.resources(subdomain), uri, options.resource);
     if (!match) {
-      throw new McphostError('ERR_UNKNOWN_RESOURCE', `Resource not found: ${uri.slice(0, 512)}`);
+      throw new McphostError('ERR_UNKNOWN_RESOURCE', `Resource not found: ${uri.slice(0, 512)}`, {
+        details: { uri },
+      });
     }
     const { resource, variables } = match;
+    const what = `resource "${resource.name}"`;
     if (variables === undefined || !isTemplate(resource)) {
+      // Measured at save; a resource saved before (by characters) is measured here once.
+      if (!measuredStatic.has(resource)) {
+        this.#bounded({ contents: staticContents(resource) }, what);
+        measuredStatic.add(resource);
+      }
       return { contents: staticContents(resource) };
     }
     const result = await this.#run(resourceCode(resource), variables, run);
-    return { contents: contentsFromCode(resource, uri, result.value, result.content) };
+    return this.#bounded(
+      { contents: contentsFromCode(resource, uri, result.value, result.content) },
+      what,
+    );
   }
 
   /** The name of the resource that serves `uri` (a subscription follows it), or undefined. */
@@ -151,9 +179,25 @@ export class EntryRunner {
       );
     }
     const answer = parsed.data;
-    return Array.isArray(answer)
-      ? bounded(answer)
-      : bounded(answer.values, answer.total ?? answer.values.length, answer.hasMore);
+    return this.#bounded(
+      Array.isArray(answer)
+        ? bounded(answer)
+        : bounded(answer.values, answer.total ?? answer.values.length, answer.hasMore),
+      `the completion of "${argument.name}"`,
+    );
+  }
+
+  /** `answer`, or ERR_RESULT_TOO_LARGE when its JSON is larger than an answer may be. */
+  #bounded<T>(answer: T, what: string): T {
+    const limit = this.#ports.maxRenderedBytes;
+    // The walk stops past the limit: it costs no more than the answer it allows.
+    if (jsonBytesAtMost(answer, limit) > limit) {
+      throw new McphostError(
+        'ERR_RESULT_TOO_LARGE',
+        `${what} would answer more than ${limit} bytes of JSON (TOOL_MAX_RESULT_BYTES)`,
+      );
+    }
+    return answer;
   }
 
   #completionSource(

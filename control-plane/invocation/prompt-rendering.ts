@@ -3,10 +3,11 @@
  * against the prompt's declarations, a template's placeholders replaced, and
  * what prompt code returned turned into messages (or refused, saying why).
  */
-import type { GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import type { GetPromptResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ContentBlock } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
+import { jsonStringBytes } from '../json-size.js';
 import {
   PLACEHOLDER,
   templatedTexts,
@@ -51,32 +52,38 @@ type SplitText = string[];
 interface SplitTemplate {
   /** Per message, its templated texts (text; or an embedded resource's uri, then text). */
   texts: SplitText[][];
-  /** UTF-8 bytes of every literal part. */
-  literalBytes: number;
+  /**
+   * Bytes of the answer as JSON with every placeholder empty: the prompt's
+   * description, the messages' structure and every literal part, escaped as
+   * JSON escapes them.
+   */
+  emptyAnswerBytes: number;
   /** How often each argument appears. */
   uses: Map<string, number>;
 }
 
 const splitTemplates = new WeakMap<PromptRecord, SplitTemplate>();
+/** Every placeholder empty: the render whose size every other render starts from. */
+const EMPTY: Record<string, string> = Object.freeze(Object.create(null));
 
 /** The template split at its placeholders, once per saved record (renders then cost no scan). */
 function splitTemplate(prompt: PromptRecord & { messages: PromptMessage[] }): SplitTemplate {
   let split = splitTemplates.get(prompt);
   if (!split) {
     const uses = new Map<string, number>();
-    let literalBytes = 0;
     const texts = prompt.messages.map((message) =>
       templatedTexts(message).map((text) => {
         // split() with a capturing group keeps the names at the odd indexes.
         const parts = text.split(PLACEHOLDER);
         parts.forEach((part, index) => {
-          if (index % 2 === 0) literalBytes += Buffer.byteLength(part, 'utf8');
-          else uses.set(part, (uses.get(part) ?? 0) + 1);
+          if (index % 2 === 1) uses.set(part, (uses.get(part) ?? 0) + 1);
         });
         return parts;
       }),
     );
-    split = { texts, literalBytes, uses };
+    const empty = build(prompt, texts, EMPTY);
+    const emptyAnswerBytes = Buffer.byteLength(JSON.stringify(answerOf(prompt, empty)), 'utf8');
+    split = { texts, emptyAnswerBytes, uses };
     splitTemplates.set(prompt, split);
   }
   return split;
@@ -92,27 +99,42 @@ function fill(parts: SplitText, values: Record<string, string>): string {
 
 /**
  * A template's messages with every placeholder replaced, in one pass (values
- * are not re-read). The rendered size is worked out first, from the split
- * template: a template with many placeholders multiplies what a client
- * sends, so a render larger than a tool's result may be (`maxBytes`) is
- * refused before it is built.
+ * are not re-read). The size of the answer is worked out first, in bytes of
+ * JSON as it will be sent (a control character is 6 of them, a quote 2),
+ * from the split template: a template with many placeholders multiplies
+ * what a client sends, so an answer larger than a tool's result may be
+ * (`maxBytes`) is refused before it is built.
  */
 export function renderTemplate(
   prompt: PromptRecord & { messages: PromptMessage[] },
   values: Record<string, string>,
   maxBytes: number,
 ): Messages {
-  const { texts, literalBytes, uses } = splitTemplate(prompt);
-  let size = literalBytes;
+  const { texts, emptyAnswerBytes, uses } = splitTemplate(prompt);
+  let size = emptyAnswerBytes;
   for (const [name, count] of uses) {
-    size += count * Buffer.byteLength(values[name] ?? '', 'utf8');
+    // Each use adds the value's characters as escaped inside a string (its quotes aside).
+    size += count * (jsonStringBytes(values[name] ?? '') - 2);
   }
   if (size > maxBytes) {
     throw new McphostError(
       'ERR_RESULT_TOO_LARGE',
-      `prompt "${prompt.name}" would render ${size} bytes of text with these arguments, more than ${maxBytes} (TOOL_MAX_RESULT_BYTES)`,
+      `prompt "${prompt.name}" would answer ${size} bytes of JSON with these arguments, more than ${maxBytes} (TOOL_MAX_RESULT_BYTES)`,
     );
   }
+  return build(prompt, texts, values);
+}
+
+/** What `prompts/get` answers for a template: its description, if any, and its messages. */
+export function answerOf(prompt: PromptRecord, messages: Messages): GetPromptResult {
+  return prompt.description ? { description: prompt.description, messages } : { messages };
+}
+
+function build(
+  prompt: PromptRecord & { messages: PromptMessage[] },
+  texts: SplitText[][],
+  values: Record<string, string>,
+): Messages {
   return prompt.messages.map((message, index) => {
     const { content } = message;
     const [first, second] = texts[index]!;
@@ -121,7 +143,8 @@ export function renderTemplate(
     }
     if (content.type !== 'resource') return { role: message.role, content };
     const uri = fill(first!, values);
-    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri)) {
+    // The empty render only measures: its uris are checked when a render is answered.
+    if (values !== EMPTY && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri)) {
       throw invalid(
         `message ${index + 1} of prompt "${prompt.name}" embeds a resource whose uri is not an absolute URI once its arguments are in: ${JSON.stringify(uri.slice(0, 200))}`,
       );

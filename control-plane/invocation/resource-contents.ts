@@ -5,7 +5,7 @@
  * an embedded resource as it is; image or audio as a blob), or any other
  * value as JSON text.
  */
-import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult } from '@modelcontextprotocol/server';
 import type { ContentBlock } from '../../src/protocol/index.js';
 import type { ResourceRecord } from '../store/index.js';
 

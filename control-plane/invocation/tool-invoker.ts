@@ -3,10 +3,16 @@
  * API's test run): cached configuration in, sandbox run, brokered calls,
  * secrets redacted, the invocation log written behind. Nothing here touches
  * the store: configuration comes from the in-memory cache.
+ *
+ * The log keeps a row for each run of code in a container. A call refused
+ * before that (arguments that do not match, no container to be had, and the
+ * refusals other layers report through `countRefusal`) costs its caller
+ * nothing, so it is counted per server, code and time bucket instead: a
+ * flood of them cannot push anyone's history out of the log.
  */
 import { randomUUID } from 'node:crypto';
 import type { BrokerOperation } from '../../src/protocol/index.js';
-import { errorSpecOf, isMcphostError } from '../errors.js';
+import { errorSpecOf, isMcphostError, type McphostErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { InvocationLimitsSchema, resolveLimits, type InvocationLimits } from '../sandbox/index.js';
 import type {
@@ -68,8 +74,12 @@ export interface InvokerPorts {
   secrets(subdomain: string): Readonly<Record<string, string>>;
   /** The server's settings; undefined when it was deleted meanwhile (defaults apply). */
   server(subdomain: string): ServerRuntimeSettings | undefined;
-  /** The invocation log (written behind; `append` never blocks). */
-  log: { append(entry: InvocationLogEntry): void };
+  /** The invocation log (written behind; neither method blocks). */
+  log: {
+    append(entry: InvocationLogEntry): void;
+    /** One call of an existing server refused with a registry code before any code ran. */
+    countRefusal(server: string, code: string): void;
+  };
   metrics: {
     invocation(
       server: string,
@@ -80,6 +90,8 @@ export interface InvokerPorts {
       queueMs: number,
     ): void;
     brokerRequest(operation: string, outcome: string): void;
+    /** One call refused before any code ran, as the invocation log counts it. */
+    refusal(server: string, code: string): void;
   };
   /** Service log lines (never a secret value: they are redacted first). */
   logger: Logger;
@@ -173,6 +185,17 @@ export class ToolInvoker {
     });
   }
 
+  /**
+   * Counts a call to `server` (one that exists) refused with `code` before
+   * any code ran — an unknown tool, a refused origin or credential, a caller
+   * past its rate — per server, code and time bucket beside the invocation
+   * log, which keeps no row of it.
+   */
+  countRefusal(server: string, code: McphostErrorCode): void {
+    this.#ports.log.countRefusal(server, code);
+    this.#ports.metrics.refusal(server, code);
+  }
+
   /** Runs a tool; tool failures are results (`ok: false`), never exceptions. */
   async invoke(request: InvokeRequest): Promise<InvokeResult> {
     this.#active++;
@@ -237,6 +260,8 @@ export class ToolInvoker {
             : this.#brokered(request.requestId, operation, args, { ...context, ...tenant }),
         onProgress: request.client?.progress?.bind(request.client),
         onCloseStream: request.client?.closeStream?.bind(request.client),
+        onWaiting: request.client?.waiting?.bind(request.client),
+        ...(request.client?.info === undefined ? {} : { client: request.client.info }),
       });
     } finally {
       // Whatever the outcome (an open transaction included) nothing the invocation
@@ -246,7 +271,12 @@ export class ToolInvoker {
     const redacted: InvocationOutcome = outcome.ok
       ? { ...outcome, logs }
       : { ...outcome, logs, error: { ...outcome.error, message: redact(outcome.error.message) } };
-    const checkedOutcome = await checkOutput(tool, redacted, this.#schemas);
+    const checkedOutcome = await checkOutput(
+      tool,
+      redacted,
+      this.#schemas,
+      runtime.limits.maxResultBytes,
+    );
     return this.#finish(request, checkedOutcome, started, invocationId);
   }
 
@@ -303,22 +333,28 @@ export class ToolInvoker {
         'invocation failed in the sandbox',
       );
     else this.#ports.logger.debug(fields, 'invocation finished');
-    this.#ports.log.append({
-      id: invocationId,
-      at: new Date(started).toISOString(),
-      server: tool.subdomain,
-      kind,
-      tool: tool.name,
-      version: tool.version,
-      durationMs: outcome.durationMs,
-      ok: outcome.ok,
-      errorCode: outcome.ok ? null : outcome.error.code,
-      errorMessage: outcome.ok ? null : outcome.error.message,
-      logs: outcome.logs,
-      caller: request.caller,
-      requestId: request.requestId,
-      client: request.clientAddress ?? null,
-    });
+    // No container touched (arguments refused, none to be had, cancelled while
+    // waiting): nothing ran and nothing was logged, so a count says all a row would.
+    if (!outcome.ok && outcome.instanceId === undefined) {
+      this.countRefusal(tool.subdomain, outcome.error.code);
+    } else {
+      this.#ports.log.append({
+        id: invocationId,
+        at: new Date(started).toISOString(),
+        server: tool.subdomain,
+        kind,
+        tool: tool.name,
+        version: tool.version,
+        durationMs: outcome.durationMs,
+        ok: outcome.ok,
+        errorCode: outcome.ok ? null : outcome.error.code,
+        errorMessage: outcome.ok ? null : outcome.error.message,
+        logs: outcome.logs,
+        caller: request.caller,
+        requestId: request.requestId,
+        client: request.clientAddress ?? null,
+      });
+    }
     const measured = { logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };
     if (!outcome.ok) return { ok: false, error: outcome.error, ...measured };
     return outcome.content === undefined

@@ -12,7 +12,14 @@
  * archived so another replica can replay them), and a GET with
  * `Last-Event-ID` attaches a new response that first receives what followed
  * that event. A detached stream is kept until its answer was sent and
- * `resumeWindowMs` passed.
+ * `resumeWindowMs` passed, then forgotten here and in the archive.
+ *
+ * Only what a resume can still use is kept. A response cut before its
+ * priming event went out left the client no id to resume with: it is
+ * abandoned like a stream that is not resumable. A detached stream counts
+ * against its caller's and its server's bounds (resume-budget.ts), which may
+ * drop it: it is then forgotten, and its call — whose answer nobody can
+ * receive any more — cancelled.
  *
  * A plain call is unaffected: an answer sent while the response is still
  * undecided goes out as JSON and nothing is kept. A stream that is not
@@ -20,8 +27,9 @@
  * response goes away, its requests are abandoned (cancelled).
  */
 import type { ServerResponse } from 'node:http';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { McphostError } from '../errors.js';
+import { eventCost, type ResumeHold } from './resume-budget.js';
 import { ResponseStream } from './response-stream.js';
 import type { StreamArchive, StreamEvent } from './stream-archive.js';
 
@@ -37,6 +45,8 @@ export interface Resumability {
   resumeWindowMs: number;
   /** Where a detached stream's events go for other replicas (PostgreSQL); absent with one process. */
   archive?: StreamArchive;
+  /** Counts the stream, once detached, against its caller's and server's bounds; `drop` when over. */
+  hold(drop: () => void): ResumeHold;
   /** The stream is over and nobody can resume it any more: forget it. */
   onExpired(): void;
 }
@@ -49,10 +59,17 @@ export class CallStream {
   #sink: ResponseStream | undefined;
   readonly #kept: StreamEvent[] = [];
   #seq = 0;
-  /** Events up to this one are in the archive already (a stream may detach, resume here, and detach again). */
-  #archivedUpTo = -1;
+  /** The client holds an id of this stream (a priming event reached it, or it resumed it). */
+  #known = false;
+  /** While detached: the budget's count of it. */
+  #hold: ResumeHold | undefined;
+  /** Events up to this one are counted and archived already (a stream may detach, resume here, and detach again). */
+  #heldUpTo = -1;
+  /** Something of the stream went to the archive (and must be taken out when it ends). */
+  #archived = false;
   #finished = false;
   #detached = false;
+  #expired = false;
   #expiry: NodeJS.Timeout | undefined;
 
   constructor(
@@ -111,6 +128,8 @@ export class CallStream {
   closeResponse(): void {
     if (!this.#resumability || this.#finished || !this.#sink) return;
     const sink = this.#sink;
+    // Ending an undecided response primes it first: the client gets the id it resumes with.
+    this.#known = true;
     this.#detach();
     sink.end();
   }
@@ -121,7 +140,7 @@ export class CallStream {
    */
   attach(res: ServerResponse, afterSeq: number): void {
     const first = this.#kept[0]?.seq ?? this.#seq + 1;
-    if (afterSeq > this.#seq || (afterSeq + 1 < first && afterSeq < this.#seq)) {
+    if (this.#expired || afterSeq > this.#seq || (afterSeq + 1 < first && afterSeq < this.#seq)) {
       throw streamNotFound();
     }
     clearTimeout(this.#expiry);
@@ -132,7 +151,11 @@ export class CallStream {
       this.#responseGone(),
     );
     this.#sink = sink;
+    this.#known = true;
+    // Connected again: like any connected stream it costs no budget and no archive
+    // until its response goes away again.
     this.#detached = false;
+    this.#unhold();
     const resumability = this.#resumability!;
     for (const event of this.#kept) {
       if (event.seq <= afterSeq) continue;
@@ -158,7 +181,7 @@ export class CallStream {
 
   #record(message: JSONRPCMessage | undefined, final: boolean): StreamEvent | undefined {
     const resumability = this.#resumability;
-    if (!resumability) return undefined;
+    if (!resumability || this.#expired) return undefined;
     this.#seq += 1;
     const event: StreamEvent = {
       seq: this.#seq,
@@ -167,17 +190,20 @@ export class CallStream {
     };
     this.#kept.push(event);
     if (this.#kept.length > MAX_KEPT_EVENTS) this.#kept.shift();
-    if (this.#detached) this.#archive([event]);
+    if (this.#detached) this.#keep([event]);
     return event;
   }
 
   #responseGone(): void {
+    const primed = this.#sink?.primed ?? false;
     this.#sink = undefined;
     if (this.#finished) return;
-    if (!this.#resumability) {
-      this.#onAbandoned();
+    if (!this.#resumability || !(this.#known || primed)) {
+      // Nobody can ever receive the answer: the requests are cancelled.
+      this.#abandon();
       return;
     }
+    this.#known = true;
     this.#detach();
   }
 
@@ -186,30 +212,65 @@ export class CallStream {
     this.#sink = undefined;
     if (this.#detached) return;
     this.#detached = true;
+    this.#hold ??= this.#resumability!.hold(() => this.#droppedByBudget());
     // The opening marker tells another replica that the stream exists even before its first event.
-    this.#archive([{ seq: 0, message: '', final: false }, ...this.#kept]);
+    this.#keep([{ seq: 0, message: '', final: false }, ...this.#kept]);
     this.#scheduleExpiry();
   }
 
-  #archive(events: StreamEvent[]): void {
+  /** Counts events of a detached stream against the budget, then archives them (unless that dropped it). */
+  #keep(events: readonly StreamEvent[]): void {
+    const fresh = events.filter((event) => event.seq > this.#heldUpTo);
+    if (fresh.length === 0 || !this.#hold) return;
+    this.#heldUpTo = fresh[fresh.length - 1]!.seq;
+    this.#hold.charge(fresh.reduce((sum, event) => sum + eventCost(event.message), 0));
+    if (this.#expired) return;
     const { archive, sessionId, streamId } = this.#resumability!;
-    const fresh = events.filter((event) => event.seq > this.#archivedUpTo);
-    if (!archive || fresh.length === 0) return;
-    this.#archivedUpTo = fresh[fresh.length - 1]!.seq;
+    if (!archive) return;
+    this.#archived = true;
     archive.save(sessionId, streamId, fresh);
+  }
+
+  /** Stops counting and archiving the stream (it is connected again, or over). */
+  #unhold(): void {
+    this.#hold?.release();
+    this.#hold = undefined;
+    this.#heldUpTo = -1;
+    if (this.#archived) {
+      this.#archived = false;
+      const { archive, sessionId, streamId } = this.#resumability!;
+      archive?.discard(sessionId, streamId);
+    }
+  }
+
+  /** The budget gave up on the stream: forgotten, and a call still running is cancelled. */
+  #droppedByBudget(): void {
+    this.#hold = undefined;
+    if (this.#finished) this.#expire();
+    else this.#abandon();
+  }
+
+  /** The call's answer can reach nobody: forget the stream and cancel its requests. */
+  #abandon(): void {
+    this.#finished = true;
+    this.#expire();
+    this.#onAbandoned();
   }
 
   /** A detached stream is kept while its call runs, then for the resume window. */
   #scheduleExpiry(): void {
     clearTimeout(this.#expiry);
-    if (!this.#finished) return;
+    if (!this.#finished || this.#expired) return;
     this.#expiry = setTimeout(() => this.#expire(), this.#resumability!.resumeWindowMs);
     this.#expiry.unref();
   }
 
   #expire(): void {
     clearTimeout(this.#expiry);
+    if (this.#expired) return;
+    this.#expired = true;
     this.#kept.length = 0;
+    if (this.#resumability) this.#unhold();
     this.#resumability?.onExpired();
   }
 }
@@ -228,6 +289,6 @@ export function parseEventId(eventId: string): { streamId: string; seq: number }
 export function streamNotFound(): McphostError {
   return new McphostError(
     'ERR_STREAM_NOT_FOUND',
-    'Stream not found: the event it names was never sent in this session, or its call ended too long ago to resume',
+    'Stream not found: the event it names was never sent in this session, its call ended too long ago to resume, or it was dropped to keep what cut streams hold within bounds',
   );
 }

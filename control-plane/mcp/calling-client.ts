@@ -1,24 +1,24 @@
 /**
- * The calling client of one `tools/call`, as tool code reaches it: progress
- * notifications when the call carried a progress token, the end of the
- * call's response (`sdk.closeStream()`), and elicitation and
- * sampling requests sent on the call's own response (related to its request
- * id), within the call. The SDK's `Server` checks the client's capabilities
- * and, for a form elicitation, the answer against the requested schema.
+ * The calling client of one call in the legacy era (MCP 2025-11-25 and
+ * earlier), as tool code reaches it: progress notifications when the call
+ * carried a progress token, the end of the call's response
+ * (`sdk.closeStream()`), and elicitation, sampling and roots requests sent at
+ * once on the call's own response (related to its request id). The SDK's
+ * `Server` checks the answer of a form elicitation against the form. The
+ * modern era's client is the input exchange (input-exchange.ts).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { z } from 'zod';
 import {
   CreateMessageRequestParamsSchema,
   ElicitRequestFormParamsSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { ClientOperation } from '../../src/protocol/index.js';
+} from '@modelcontextprotocol/core';
+import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { z } from 'zod';
+import type { CallingClientInfo, ClientOperation } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
 import { SDK_NAME_OF, type CallingClient } from '../invocation/index.js';
 import { describeProblems } from '../validation-problems.js';
+import { checkFormSize } from './elicitation-answers.js';
 import { StreamableHttpTransport } from './streamable-http-transport.js';
-import type { HandlerExtra } from './tool-call.js';
 
 /**
  * The SDK times a request out after 60 s by default; a person answering a form
@@ -27,64 +27,77 @@ import type { HandlerExtra } from './tool-call.js';
  */
 const CLIENT_REQUEST_TIMEOUT_MS = 2 ** 31 - 1;
 
-/** The client of one call (the session's SDK server knows its capabilities). */
-export function callingClientFor(
-  server: Server,
-  request: { params?: { _meta?: { progressToken?: string | number } } },
-  extra: HandlerExtra,
-): CallingClient {
-  const progressToken = request.params?._meta?.progressToken;
+/** The client of one call of a session (its SDK server knows the client's capabilities). */
+export function callingClientFor(server: Server, ctx: ServerContext): CallingClient {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  const transport = server.transport;
+  const session = transport instanceof StreamableHttpTransport ? transport : undefined;
   const client: CallingClient = {
-    request: (operation, args, signal) => ask(server, extra, operation, args, signal),
+    info: clientInfoOf(server, session),
+    request: (operation, args, signal) => ask(server, ctx, operation, args, signal),
   };
   // `sdk.closeStream()`: the call's response ends and the client resumes it (or, for a
   // client that cannot, nothing happens).
-  const transport = server.transport;
-  if (transport instanceof StreamableHttpTransport) {
-    client.closeStream = () => transport.closeStream(extra.requestId);
-  }
+  if (session !== undefined) client.closeStream = () => session.closeStream(ctx.mcpReq.id);
   if (progressToken !== undefined) {
     client.progress = (update) => {
-      void extra
-        .sendNotification({
-          method: 'notifications/progress',
-          params: { progressToken, ...update },
-        })
+      void ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: { progressToken, ...update } })
         .catch(() => undefined);
     };
   }
   return client;
 }
 
+/** What the session's client declared at initialize, as `sdk.client` shows it. */
+function clientInfoOf(
+  server: Server,
+  session: StreamableHttpTransport | undefined,
+): CallingClientInfo {
+  const info = server.getClientVersion();
+  return {
+    protocolVersion: session?.protocolVersion ?? 'unknown',
+    era: 'legacy',
+    capabilities: (server.getClientCapabilities() ?? {}) as Record<string, unknown>,
+    ...(info === undefined ? {} : { info }),
+  };
+}
+
 async function ask(
   server: Server,
-  extra: HandlerExtra,
+  ctx: ServerContext,
   operation: ClientOperation,
   args: unknown,
   signal: AbortSignal,
 ): Promise<unknown> {
-  const options = { relatedRequestId: extra.requestId, signal, timeout: CLIENT_REQUEST_TIMEOUT_MS };
+  const options = { relatedRequestId: ctx.mcpReq.id, signal, timeout: CLIENT_REQUEST_TIMEOUT_MS };
   const capabilities = server.getClientCapabilities();
   const name = SDK_NAME_OF[operation];
+  // The key names a request in a modern call's input round; here requests go out one by one.
+  const { key: _key, ...request } = asObject(args);
   try {
-    if (operation === 'client.elicit') {
-      if (capabilities?.elicitation?.form === undefined) throw unsupported(name, 'elicitation');
-      const params = checked(name, ElicitRequestFormParamsSchema, {
-        mode: 'form',
-        ...asObject(args),
-      });
-      checkFormSize(name, params.requestedSchema);
-      return await server.elicitInput(params, options);
+    switch (operation) {
+      case 'client.elicit': {
+        if (capabilities?.elicitation === undefined) throw unsupported(name, 'elicitation');
+        const params = checked(name, ElicitRequestFormParamsSchema, { mode: 'form', ...request });
+        checkFormSize(name, params.requestedSchema);
+        return await server.elicitInput(params, options);
+      }
+      case 'client.roots':
+        if (capabilities?.roots === undefined) throw unsupported(name, 'roots');
+        return await server.listRoots(undefined, options);
+      case 'client.sample': {
+        if (capabilities?.sampling === undefined) throw unsupported(name, 'sampling');
+        const params = checked(name, CreateMessageRequestParamsSchema, request);
+        return await server.createMessage(params, options);
+      }
     }
-    if (capabilities?.sampling === undefined) throw unsupported(name, 'sampling');
-    const params = checked(name, CreateMessageRequestParamsSchema, args);
-    return await server.createMessage(params, options);
   } catch (error) {
     if (error instanceof McphostError) throw error;
-    // An McpError is the client's error answer, or the SDK's refusal of its answer
+    // A ProtocolError is the client's error answer, or the SDK's refusal of its answer
     // (a form answer that does not match the requested schema); its message says which.
     const message = error instanceof Error ? error.message : String(error);
-    const what = error instanceof McpError ? 'failed' : 'could not be sent to the client';
+    const what = error instanceof ProtocolError ? 'failed' : 'could not be sent to the client';
     throw new McphostError('ERR_CLIENT_FAILED', `${name} ${what}: ${message}`, {
       cause: error,
     });
@@ -104,7 +117,7 @@ function unsupported(name: string, capability: string): McphostError {
  * requested schema to check the client's answer, and a tool must not get a
  * keyword of its choosing (a `pattern`, a `$ref`) compiled in the control plane.
  */
-function checked<T>(name: string, schema: z.ZodType<T>, args: unknown): T {
+export function checked<S extends z.ZodType>(name: string, schema: S, args: unknown): z.infer<S> {
   const result = schema.safeParse(args);
   if (!result.success) {
     throw new McphostError('ERR_INVALID_ARGUMENT', `${name}: ${describeProblems(result.error)}`);
@@ -112,27 +125,6 @@ function checked<T>(name: string, schema: z.ZodType<T>, args: unknown): T {
   return result.data;
 }
 
-/** A form a person fills in; bounded so that checking the answer stays cheap. */
-const MAX_FORM_FIELDS = 64;
-const MAX_FORM_SCHEMA_CHARACTERS = 64 * 1024;
-
-function checkFormSize(name: string, schema: { properties: Record<string, unknown> }): void {
-  const fields = Object.keys(schema.properties).length;
-  if (fields > MAX_FORM_FIELDS) {
-    throw new McphostError(
-      'ERR_INVALID_ARGUMENT',
-      `${name}: requestedSchema has ${fields} properties; a form may have at most ${MAX_FORM_FIELDS}`,
-    );
-  }
-  const characters = JSON.stringify(schema).length;
-  if (characters > MAX_FORM_SCHEMA_CHARACTERS) {
-    throw new McphostError(
-      'ERR_INVALID_ARGUMENT',
-      `${name}: requestedSchema is ${characters} characters of JSON; at most ${MAX_FORM_SCHEMA_CHARACTERS}`,
-    );
-  }
-}
-
-function asObject(value: unknown): Record<string, unknown> {
+export function asObject(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }

@@ -3,7 +3,11 @@
  * `resources/templates/list`: built once per saved record (a save replaces
  * the record object), not on every list.
  */
-import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  Prompt,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import type { PromptRecord, ResourceRecord } from '../store/index.js';
 import { contentBytes } from '../store/index.js';
 

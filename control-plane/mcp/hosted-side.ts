@@ -5,19 +5,37 @@
  * API-key mode → every `/mcp` request needs one of the server's keys (no
  * metadata paths: there is no authorization server to discover).
  * On `/mcp`, in order: the browser `Origin` (403 unless allowed; preflights
- * answered here), authentication, the caller's request rate (429), then the
- * MCP endpoint. The Host header is never echoed: it is the caller's text.
+ * answered here), the client network's allowance of failed authentications
+ * (429 before a credential costs anything: no key lookup, no signature
+ * check; the answer held back a while, so a flood waiting for its answers
+ * slows down), authentication, the caller's request rate (429), then the MCP
+ * endpoint. The Host header is never echoed: it is the caller's text.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McphostError } from '../errors.js';
 import type { Authentication } from '../http/index.js';
-import { clientAddressFromHeaders, sendError, sendJson, sendJsonRpcError } from '../http/index.js';
+import {
+  clientAddressFromHeaders,
+  requestIdOf,
+  clientNetworkOf,
+  sendError,
+  sendJson,
+  sendJsonRpcError,
+} from '../http/index.js';
 import { corsHeaders, decideOrigin, preflightHeaders } from '../http/index.js';
 import { setRoute } from '../http/index.js';
 import type { RateLimit, ServerRecord } from '../store/index.js';
 import { quotaKeyOf } from './caller-identity.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
 import type { RateDecision } from './rate-limiter.js';
+
+/** Attempts allowed per client network (the accounts' AddressThrottle). */
+export interface NetworkAllowance {
+  /** Whether `network` may try now; counts nothing. */
+  check(network: string): RateDecision;
+  /** Counts one attempt (here: a failed authentication) of `network`. */
+  take(network: string): RateDecision;
+}
 
 export interface HostedSideOptions {
   /** The server of a subdomain, from the in-memory cache. */
@@ -27,8 +45,15 @@ export interface HostedSideOptions {
   /** RFC 9728 metadata of a server in OAuth 2.0 mode. */
   protectedResourceMetadata(server: ServerRecord): object;
   endpoint: McpEndpoint;
-  /** Counts a refused request by reason (e.g. invalid_token). */
-  onAuthFailure(reason: string): void;
+  /** Counts a refused request by reason (e.g. invalid_token, throttled) and server. */
+  onAuthFailure(reason: string, subdomain: string): void;
+  /**
+   * Failed authentications per client network (MCP_AUTH_FAILURES_PER_MINUTE),
+   * over all servers; null = no limit.
+   */
+  authFailures: NetworkAllowance | null;
+  /** Sends a throttled network's refusal (`answer`) on `res`, held back a while (HeldRefusals). */
+  holdRefusal(res: ServerResponse, answer: () => void): void;
   /** Limit of servers without their own `rateLimit`; null = unlimited. */
   defaultRateLimit: RateLimit | null;
   /** Takes requests of a caller from its bucket (see RateLimiter.take). */
@@ -120,16 +145,33 @@ export function createHostedSide(options: HostedSideOptions) {
       );
       return;
     }
+    // The client behind TRUSTED_PROXIES, else the socket's peer (the listener set it).
+    const clientAddress = clientAddressFromHeaders(req.headers);
+    const network = clientNetworkOf(clientAddress);
+    const failures = server.securityMode === 'none' ? null : options.authFailures;
+    const allowance = failures?.check(network);
+    if (allowance !== undefined && !allowance.allowed) {
+      // Refused before the credential is looked at: a flood of made-up ones costs a map read each.
+      options.onAuthFailure('throttled', subdomain);
+      req.resume();
+      const refusal = authThrottled(allowance.retryAfterSeconds);
+      options.holdRefusal(res, () =>
+        sendJsonRpcError(res, refusal, { 'retry-after': String(allowance.retryAfterSeconds) }),
+      );
+      return;
+    }
     const authentication = await options.authenticate(server, req, url);
     if (!authentication.ok) {
-      options.onAuthFailure(authentication.reason);
+      // A credential sent and refused spends the network's allowance; none sent (a
+      // client discovering OAuth) or one that could not be checked now (503) does not.
+      if (failures !== null && isCredentialRefusal(authentication.reason)) failures.take(network);
+      options.onAuthFailure(authentication.reason, subdomain);
       req.resume();
       sendJson(res, authentication.status, authentication.body, authentication.headers);
       return;
     }
     const caller = authentication.caller;
-    // The client behind TRUSTED_PROXIES, else the socket's peer (the listener set it).
-    const quotaKey = quotaKeyOf(caller, clientAddressFromHeaders(req.headers));
+    const quotaKey = quotaKeyOf(caller, clientAddress);
     const limit = server.rateLimit ?? options.defaultRateLimit;
     const decision: RateDecision = limit
       ? options.takeRate(subdomain, quotaKey, limit)
@@ -152,8 +194,22 @@ export function createHostedSide(options: HostedSideOptions) {
         throw rateLimited(limit, more.retryAfterSeconds);
       }
     };
-    await options.endpoint.handle(req, res, subdomain, caller, quotaKey, chargeBatch);
+    const scope = { caller, quotaKey, requestId: requestIdOf(req), clientAddress };
+    await options.endpoint.handle(req, res, subdomain, scope, chargeBatch);
   };
+}
+
+/** True for a refusal of a credential that was sent (not a missing one, nor a 503). */
+function isCredentialRefusal(reason: string): boolean {
+  return reason !== 'missing_token' && reason !== 'temporarily_unavailable';
+}
+
+function authThrottled(retryAfterSeconds: number): McphostError {
+  return new McphostError(
+    'ERR_RATE_LIMITED',
+    `Too many failed authentications from this network; retry after ${retryAfterSeconds} s`,
+    { details: { retryAfterSeconds } },
+  );
 }
 
 function rateLimited(limit: RateLimit, retryAfterSeconds: number): McphostError {

@@ -7,15 +7,17 @@
  * the SDK's own transport answers with.
  */
 import type { IncomingMessage } from 'node:http';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import {
-  JSONRPCMessageSchema,
+  isJsonContentType,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { McphostError } from '../errors.js';
 import { readBody } from '../http/index.js';
+
+/** Most messages of a batch (protocol versions before 2025-06-18), as the SDK v1 transport allowed. */
+const MAX_BATCH_SIZE = 100;
 
 /** The first protocol version without JSON-RPC batching: one POST, one message. */
 const BATCHLESS_VERSION = '2025-06-18';

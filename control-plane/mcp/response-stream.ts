@@ -18,7 +18,7 @@
  * loses the response can resume it with `Last-Event-ID`.
  */
 import type { ServerResponse } from 'node:http';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
@@ -36,16 +36,18 @@ export interface PrimingEvent {
 
 export class ResponseStream {
   readonly #res: ServerResponse;
-  readonly #sessionId: string;
+  /** The `Mcp-Session-Id` every response carries; undefined for sessionless (modern-era) requests. */
+  readonly #sessionId: string | undefined;
   readonly #keepAliveMs: number;
   readonly #priming: PrimingEvent | undefined;
   #mode: 'undecided' | 'sse' | 'ended' = 'undecided';
+  #primed = false;
   #keepAlive: NodeJS.Timeout | undefined;
 
   /** `onGone` runs once when the client goes away before the response ended. */
   constructor(
     res: ServerResponse,
-    sessionId: string,
+    sessionId: string | undefined,
     keepAliveMs: number,
     onGone: () => void,
     priming?: PrimingEvent,
@@ -65,7 +67,7 @@ export class ResponseStream {
   /** A GET stream: SSE at once. */
   static eventStream(
     res: ServerResponse,
-    sessionId: string,
+    sessionId: string | undefined,
     keepAliveMs: number,
     onGone: () => void,
   ): ResponseStream {
@@ -83,6 +85,14 @@ export class ResponseStream {
     return this.#mode === 'sse';
   }
 
+  /**
+   * True once the priming event went out: from then on the client holds an
+   * event id, the only thing it can resume the stream with.
+   */
+  get primed(): boolean {
+    return this.#primed;
+  }
+
   /** Sends a message before the final answer (turns the response into a stream). */
   send(message: JSONRPCMessage, eventId?: string): void {
     if (this.#mode === 'ended') return;
@@ -93,17 +103,23 @@ export class ResponseStream {
 
   /**
    * Sends the final answer — one response, or the responses of a batch — and
-   * ends; `eventId` names it when it goes out as an event.
+   * ends; `eventId` names it when it goes out as an event, `status` is the
+   * HTTP status when it goes out as plain JSON (default 200; an event stream
+   * has begun with 200 already).
    */
-  finish(answer: JSONRPCMessage | JSONRPCMessage[] | undefined, eventId?: string): void {
+  finish(
+    answer: JSONRPCMessage | JSONRPCMessage[] | undefined,
+    eventId?: string,
+    status = 200,
+  ): void {
     if (this.#mode === 'ended') return;
     if (this.#mode === 'undecided' && answer !== undefined) {
       this.#stop();
       const text = JSON.stringify(answer);
-      this.#res.writeHead(200, {
+      this.#res.writeHead(status, {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(text),
-        'mcp-session-id': this.#sessionId,
+        ...this.#sessionHeader(),
       });
       this.#res.end(text);
       return;
@@ -126,9 +142,10 @@ export class ResponseStream {
   #startSse(): void {
     if (this.#mode !== 'undecided') return;
     this.#mode = 'sse';
-    this.#res.writeHead(200, { ...SSE_HEADERS, 'mcp-session-id': this.#sessionId });
+    this.#res.writeHead(200, { ...SSE_HEADERS, ...this.#sessionHeader() });
     if (this.#priming) {
       this.#res.write(`id: ${this.#priming.id}\nretry: ${this.#priming.retryMs}\ndata: \n\n`);
+      this.#primed = true;
     } else {
       // Headers go out now: a client sees the stream open before the first event.
       this.#res.flushHeaders();
@@ -136,6 +153,10 @@ export class ResponseStream {
     clearTimeout(this.#keepAlive);
     this.#keepAlive = setInterval(() => this.#res.write(': keepalive\n\n'), this.#keepAliveMs);
     this.#keepAlive.unref();
+  }
+
+  #sessionHeader(): Record<string, string> {
+    return this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId };
   }
 
   #stop(): void {

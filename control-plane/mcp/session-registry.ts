@@ -12,6 +12,13 @@
  * for another server's, and then only from the server holding the most
  * sessions, when it holds more than the newcomer's server: a flood on one
  * server costs that server its sessions, never a quieter one.
+ *
+ * This registry counts what this process holds. With replicas (PostgreSQL)
+ * the quotas per caller and per server are held where every replica's
+ * sessions are: in the store, when a session is created (shared-sessions.ts);
+ * here they bound this replica's memory, and a session evicted here (and
+ * nowhere else) is only forgotten by this replica — it is still a session
+ * within its quotas, which the next request rebuilds.
  */
 import { McphostError } from '../errors.js';
 import type { ResourceChanges } from './resource-updates.js';

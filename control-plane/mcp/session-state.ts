@@ -6,8 +6,8 @@
  * have changed since), the log level and the resource subscriptions. The
  * caller and the server are columns of their own, checked on every request.
  */
-import type { LoggingLevel, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { LoggingLevelSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingLevelSchema } from '@modelcontextprotocol/core';
+import type { LoggingLevel, ServerCapabilities } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ClientHello } from './streamable-http-transport.js';
 

@@ -1,24 +1,29 @@
 /**
  * MCP sessions every replica can serve (PostgreSQL): the session's row is
- * written before its `initialize` is answered, read by a replica that meets
- * the session for the first time, rewritten when the client changes a
- * setting, and deleted when the session ends anywhere (DELETE, its
- * server's security changed). The replicas tell each other through signals
- * (NOTIFY): a session ended or changed, a client message relayed to the
- * replica that awaits it, events of a detached stream.
+ * written when its `initialize` arrives — within the caller's and the
+ * server's session quotas, counted over every replica's sessions in the
+ * store (`admit`) — filled in before the initialize is answered, read by a
+ * replica that meets the session for the first time, rewritten when the
+ * client changes a setting, and deleted when the session ends anywhere
+ * (DELETE, its server's security changed, replaced past a quota). The
+ * replicas tell each other through signals (NOTIFY): a session ended,
+ * evicted or changed, a client message relayed to the replica that awaits
+ * it, events of a detached stream.
  *
  * Nothing here is on the path of a request of a session this replica holds:
  * its use is only noted, and the notes are written in one statement every
  * TOUCH_EVERY_MS; rows unused for MCP_SESSION_IDLE_MS (everywhere) are pruned.
  */
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { McphostError } from '../errors.js';
 import type { McpSessionRow, SessionSignal, Store } from '../store/index.js';
 import { decodeSessionState, encodeSessionState, type SessionState } from './session-state.js';
 import { StoredStreamArchive } from './stream-archive.js';
 
 type SessionStore = Pick<
   Store,
-  | 'createMcpSession'
+  | 'admitMcpSession'
   | 'getMcpSession'
   | 'updateMcpSessionState'
   | 'deleteMcpSession'
@@ -26,6 +31,7 @@ type SessionStore = Pick<
   | 'touchMcpSessions'
   | 'pruneMcpSessions'
   | 'pruneMcpStreamEvents'
+  | 'deleteMcpStream'
   | 'relayMcpSessionMessage'
   | 'readMcpSessionMessage'
   | 'appendMcpStreamEvents'
@@ -43,6 +49,8 @@ export interface SessionSignalHandlers {
   running(): string[];
   /** The session ended on another replica: close it here. */
   ended(sessionId: string): void;
+  /** The session was replaced past a quota: close it here once the requests it is answering end. */
+  evicted(sessionId: string): void;
   /** Its settings changed there (or, with `state` undefined, its row is gone). */
   changed(sessionId: string, state: SessionState | undefined): void;
   /** A client message for this replica arrived there. */
@@ -52,8 +60,12 @@ export interface SessionSignalHandlers {
 export interface SharedSessionsOptions {
   /** Sessions unused this long, on every replica, are deleted; in ms. */
   idleMs: number;
-  /** Archived stream events are kept this long after their last one, in ms. */
+  /** Archived stream events are kept this long after their answer, in ms. */
   resumeWindowMs: number;
+  /** Sessions one caller may hold on one server, over every replica. */
+  maxPerCaller: number;
+  /** Sessions one server may hold, over every replica. */
+  maxPerServer: number;
   /** Failures of background work (touch, prune, relay), logged by the caller. */
   onError(error: unknown, what: string): void;
 }
@@ -75,13 +87,22 @@ export class SharedSessions {
   readonly archive: StoredStreamArchive;
   readonly #store: SessionStore;
   readonly #options: SharedSessionsOptions;
+  /** How often uses (and the sessions answering requests) are written, in ms. */
+  readonly #touchEveryMs: number;
   readonly #touched = new Set<string>();
+  /**
+   * The last admission of each server here: they run one at a time, so a flood
+   * of initializes on one server holds at most one store connection (waiting
+   * for the server's lock), never the pool every tenant shares.
+   */
+  readonly #admitting = new Map<string, Promise<unknown>>();
   readonly #timers: NodeJS.Timeout[] = [];
   #unsubscribe: (() => void) | undefined;
 
   constructor(store: SessionStore, options: SharedSessionsOptions) {
     this.#store = store;
     this.#options = options;
+    this.#touchEveryMs = Math.min(TOUCH_EVERY_MS, Math.max(1000, options.idleMs / 4));
     this.archive = new StoredStreamArchive(store, (error) =>
       options.onError(error, 'archiving a detached stream'),
     );
@@ -95,9 +116,7 @@ export class SharedSessions {
       timer.unref();
       this.#timers.push(timer);
     };
-    every(Math.min(TOUCH_EVERY_MS, Math.max(1000, this.#options.idleMs / 4)), () =>
-      this.#flushTouches(handlers),
-    );
+    every(this.#touchEveryMs, () => this.#flushTouches(handlers));
     every(Math.min(PRUNE_EVERY_MS, this.#options.idleMs), () => this.#prune());
   }
 
@@ -108,9 +127,43 @@ export class SharedSessions {
     await this.#flushTouches();
   }
 
-  /** Records a new session (before its initialize is answered). */
-  create(row: Omit<McpSessionRow, 'state' | 'createdAt' | 'lastUsedAt'>, state: SessionState) {
-    return this.#store.createMcpSession({ ...row, state: encodeSessionState(state) });
+  /**
+   * Holds a place for a new session in the store, within its caller's and
+   * its server's quotas over every replica: past one, older sessions are
+   * replaced (see admitMcpSession) and their ids returned; ERR_SESSION_QUOTA
+   * when the server's sessions are all in use. The row has no state until
+   * `fill` (no replica serves it before).
+   */
+  admit(row: Omit<McpSessionRow, 'state' | 'createdAt' | 'lastUsedAt'>): Promise<string[]> {
+    const { subdomain } = row;
+    const admitted = (this.#admitting.get(subdomain) ?? Promise.resolve()).then(() =>
+      this.#store.admitMcpSession(
+        { ...row, state: '' },
+        {
+          perCaller: this.#options.maxPerCaller,
+          perServer: this.#options.maxPerServer,
+          // A session answering a request is written as used at every touch: two
+          // intervals without one, and it is neither busy nor in use.
+          inUseMs: 2 * this.#touchEveryMs + 1000,
+        },
+      ),
+    );
+    const settled = admitted.catch(() => undefined);
+    this.#admitting.set(subdomain, settled);
+    void settled.then(() => {
+      if (this.#admitting.get(subdomain) === settled) this.#admitting.delete(subdomain);
+    });
+    return admitted;
+  }
+
+  /** Records the state of a session `admit` placed (before its initialize is answered). */
+  async fill(id: string, state: SessionState): Promise<void> {
+    if (!(await this.#store.updateMcpSessionState(id, encodeSessionState(state)))) {
+      throw new McphostError(
+        'ERR_SESSION_NOT_FOUND',
+        'Session not found: it was replaced by a newer session of this caller before it was initialized',
+      );
+    }
   }
 
   /** The session as stored; undefined when there is none (or its state is not readable). */
@@ -143,15 +196,21 @@ export class SharedSessions {
     this.#touched.add(id);
   }
 
-  /** Sends a client message to whichever replica awaits it (one too large to relay is dropped, and logged). */
-  relay(sessionId: string, message: JSONRPCMessage): void {
+  /**
+   * Sends a message to whichever replica holds `sessionId` (a session, or
+   * another relay address such as a parked call's, park-relay.ts); one of more
+   * than `maxCharacters` of JSON is dropped, and logged.
+   */
+  relay(
+    sessionId: string,
+    message: JSONRPCMessage,
+    maxCharacters: number = MAX_RELAYED_CHARACTERS,
+  ): void {
     const text = JSON.stringify(message);
-    if (text.length > MAX_RELAYED_CHARACTERS) {
+    if (text.length > maxCharacters) {
       this.#options.onError(
-        new Error(
-          `a client message of ${text.length} characters is over ${MAX_RELAYED_CHARACTERS}`,
-        ),
-        'relaying a client message',
+        new Error(`a message of ${text.length} characters is over ${maxCharacters}`),
+        'relaying a message',
       );
       return;
     }
@@ -174,8 +233,10 @@ export class SharedSessions {
     const { idleMs, resumeWindowMs } = this.#options;
     Promise.all([
       this.#store.pruneMcpSessions(idleMs),
-      // Pruned by their newest event: a cut call may be silent until its answer.
-      this.#store.pruneMcpStreamEvents(LONGEST_CALL_MS + resumeWindowMs),
+      // The replica running a stream takes it out when it is over; this is for
+      // replicas that died: answered streams at the resume window, others by their
+      // newest event (a cut call may be silent until its answer).
+      this.#store.pruneMcpStreamEvents(LONGEST_CALL_MS + resumeWindowMs, resumeWindowMs),
     ]).catch((error: unknown) => this.#options.onError(error, 'pruning sessions'));
   }
 
@@ -183,6 +244,9 @@ export class SharedSessions {
     switch (signal.kind) {
       case 'ended':
         if (handlers.holds(signal.session)) handlers.ended(signal.session);
+        return;
+      case 'evicted':
+        if (handlers.holds(signal.session)) handlers.evicted(signal.session);
         return;
       case 'changed':
         if (handlers.holds(signal.session)) this.#reload(signal.session, handlers);

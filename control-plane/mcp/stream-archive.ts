@@ -8,10 +8,13 @@
  * batched, and each batch signals the other replicas (NOTIFY); a replica
  * serving a resumed GET replays what the archive holds after the client's
  * `Last-Event-ID`, then reads on at each signal (and every
- * FOLLOW_POLL_MS, in case a signal was lost) until the answer.
+ * FOLLOW_POLL_MS, in case a signal was lost) until the answer — or until the
+ * stream is gone from the archive. The running replica takes a stream out
+ * (`discard`) when it is over: its resume window passed, it was resumed to
+ * its end there, or the resume budget dropped it.
  */
 import type { ServerResponse } from 'node:http';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { SessionSignal, Store } from '../store/index.js';
 import { ResponseStream } from './response-stream.js';
 
@@ -25,6 +28,8 @@ export interface StreamEvent {
 export interface StreamArchive {
   /** Appends events of a detached stream (in order, after those saved before). */
   save(sessionId: string, streamId: string, events: readonly StreamEvent[]): void;
+  /** Takes every event of a stream out (after the appends queued before). */
+  discard(sessionId: string, streamId: string): void;
   /**
    * Serves a resume of a stream another replica runs: everything after
    * `afterSeq`, then the rest as it comes. False (nothing written) when the
@@ -41,8 +46,13 @@ export interface StreamArchive {
 
 type ArchiveStore = Pick<
   Store,
-  'appendMcpStreamEvents' | 'readMcpStreamEvents' | 'onSessionSignal'
+  'appendMcpStreamEvents' | 'readMcpStreamEvents' | 'deleteMcpStream' | 'onSessionSignal'
 >;
+
+/** An event to append. */
+type EventWrite = { kind: 'event'; sessionId: string; streamId: string } & StreamEvent;
+/** What the writer does next, in order: append an event, or take a stream out. */
+type ArchiveWrite = EventWrite | { kind: 'discard'; sessionId: string; streamId: string };
 
 /** Events read at a time while following. */
 const READ_BATCH = 200;
@@ -54,13 +64,7 @@ const FOLLOW_SILENCE_MS = 60 * 60 * 1000;
 export class StoredStreamArchive implements StreamArchive {
   readonly #store: ArchiveStore;
   readonly #log: (error: unknown) => void;
-  readonly #queue: {
-    sessionId: string;
-    streamId: string;
-    seq: number;
-    message: string;
-    final: boolean;
-  }[] = [];
+  #queue: ArchiveWrite[] = [];
   #flushing = false;
   readonly #followers = new Map<string, { readOn(): void; stop(): void }>();
   readonly #unsubscribe: () => void;
@@ -72,11 +76,17 @@ export class StoredStreamArchive implements StreamArchive {
   }
 
   save(sessionId: string, streamId: string, events: readonly StreamEvent[]): void {
-    for (const event of events) this.#queue.push({ sessionId, streamId, ...event });
-    if (!this.#flushing) {
-      this.#flushing = true;
-      void this.#flush();
-    }
+    for (const event of events) this.#queue.push({ kind: 'event', sessionId, streamId, ...event });
+    this.#startFlush();
+  }
+
+  discard(sessionId: string, streamId: string): void {
+    // Events of the stream still waiting need not be written at all.
+    this.#queue = this.#queue.filter(
+      (write) => write.sessionId !== sessionId || write.streamId !== streamId,
+    );
+    this.#queue.push({ kind: 'discard', sessionId, streamId });
+    this.#startFlush();
   }
 
   async follow(
@@ -140,9 +150,11 @@ export class StoredStreamArchive implements StreamArchive {
       reading = true;
       this.#store
         .readMcpStreamEvents(sessionId, streamId, last, READ_BATCH)
-        .then((events) => {
+        .then(async (events) => {
           if (write(events)) stop();
           else if (events.length === READ_BATCH) again = true;
+          // Nothing new: the stream may have been taken out (its call ended long ago, or was dropped).
+          else if (events.length === 0 && !(await this.#exists(sessionId, streamId))) stop();
         })
         .catch((error: unknown) => this.#log(error))
         .finally(() => {
@@ -165,12 +177,37 @@ export class StoredStreamArchive implements StreamArchive {
     for (const follower of [...this.#followers.values()]) follower.stop();
   }
 
-  /** Writes the queue in order, a batch at a time; a failed batch is logged (its resume will be refused). */
+  /** Whether the archive still holds the opening marker of a stream. */
+  async #exists(sessionId: string, streamId: string): Promise<boolean> {
+    return (await this.#store.readMcpStreamEvents(sessionId, streamId, -1, 1)).length > 0;
+  }
+
+  #startFlush(): void {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    void this.#flush();
+  }
+
+  /**
+   * Writes the queue in order: appends a batch of events at a time, takes
+   * streams out between them; a failed write is logged (a resume of its
+   * stream will be refused, a leftover is pruned).
+   */
   async #flush(): Promise<void> {
     while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, READ_BATCH);
+      const next = this.#queue[0]!;
       try {
-        await this.#store.appendMcpStreamEvents(batch, true);
+        if (next.kind === 'discard') {
+          this.#queue.shift();
+          await this.#store.deleteMcpStream(next.sessionId, next.streamId);
+          continue;
+        }
+        const end = this.#queue.findIndex((write) => write.kind === 'discard');
+        const batch = this.#queue.splice(0, Math.min(READ_BATCH, end < 0 ? Infinity : end));
+        await this.#store.appendMcpStreamEvents(
+          batch.filter((write): write is EventWrite => write.kind === 'event'),
+          true,
+        );
       } catch (error) {
         this.#log(error);
       }

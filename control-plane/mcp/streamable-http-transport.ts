@@ -14,12 +14,15 @@
  *   updates — and are not replayed).
  * - A response of a session at 2025-11-25 or later is resumable (call-stream.ts):
  *   a GET with `Last-Event-ID` continues it, here or — through the archive —
- *   on another replica.
+ *   on another replica. What is kept of cut streams counts against the
+ *   session's caller and server (`holdDetachedStream`, resume-budget.ts).
  * - `notifications/cancelled` ends the cancelled request's response at once
  *   with nothing for that request (the protocol layer sends no response for
  *   it, as the specification says it should not).
  * - A client that closes a non-resumable response before its answers cancels
- *   those requests: nothing could ever deliver them.
+ *   those requests: nothing could ever deliver them. So does one that closes
+ *   a resumable response before it got an event id to resume with, and a cut
+ *   stream the budget had to drop.
  * - With several replicas, a client message meant for another replica — the
  *   answer to an elicitation or sampling request a call there made, or the
  *   cancellation of a call running there — is relayed (`relay`), and arrives
@@ -30,20 +33,22 @@
  *   an ERR_SESSION_NOT_FOUND error rather than a stream that just stops.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CancelledNotificationSchema,
-  type ClientCapabilities,
-  type Implementation,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
-  type MessageExtraInfo,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { ServerResponse } from 'node:http';
+import { CancelledNotificationSchema } from '@modelcontextprotocol/core';
+import type {
+  ClientCapabilities,
+  Implementation,
+  JSONRPCMessage,
+  JSONRPCRequest,
+  MessageExtraInfo,
+  RequestId,
+  Transport,
+} from '@modelcontextprotocol/server';
 import { jsonRpcErrorOf, McphostError } from '../errors.js';
 import { CallStream, parseEventId, streamNotFound } from './call-stream.js';
 import type { IncomingPost } from './incoming-request.js';
+import { authInfoOf, type RequestScope } from './request-scope.js';
+import type { ResumeHold } from './resume-budget.js';
 import { ResponseStream } from './response-stream.js';
 import type { StreamArchive } from './stream-archive.js';
 
@@ -81,6 +86,11 @@ export interface StreamableHttpTransportOptions {
   resumeWindowMs?: number;
   /** Where detached streams go for other replicas to resume (PostgreSQL). */
   archive?: StreamArchive;
+  /**
+   * Counts a detached stream of this session against its caller's and
+   * server's bounds (ResumeBudget.hold); `drop` runs when the budget gives up on it.
+   */
+  holdDetachedStream: (drop: () => void) => ResumeHold;
   /** Sends a client message meant for another replica there. */
   relay?: (message: JSONRPCMessage) => void;
   /**
@@ -109,6 +119,8 @@ export class StreamableHttpTransport implements Transport {
   #standalone: ResponseStream | undefined;
   #initialize: { id: RequestId; hello: Omit<ClientHello, 'protocolVersion'> } | undefined;
   #initialized = false;
+  /** The protocol version agreed at initialize (`sdk.client`); undefined until then. */
+  #protocolVersion: string | undefined;
   #resumable = false;
   #closed = false;
 
@@ -121,6 +133,11 @@ export class StreamableHttpTransport implements Transport {
     return this.#closed;
   }
 
+  /** The protocol version the session agreed on; undefined before its initialize is answered. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
+
   async start(): Promise<void> {}
 
   /**
@@ -130,6 +147,7 @@ export class StreamableHttpTransport implements Transport {
    */
   async restore(hello: ClientHello): Promise<void> {
     this.#initialized = true;
+    this.#protocolVersion = hello.protocolVersion;
     this.#resumable = hello.protocolVersion >= RESUMABLE_VERSION;
     const id = `mcphost-restore-${this.#tag}`;
     await new Promise<void>((resolve) => {
@@ -148,8 +166,11 @@ export class StreamableHttpTransport implements Transport {
     this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
 
-  /** Hands a checked POST's messages to the protocol layer and answers on `res`. */
-  handlePost(req: IncomingMessage, res: ServerResponse, post: IncomingPost): void {
+  /**
+   * Hands a checked POST's messages to the protocol layer and answers on
+   * `res`; `scope` is who sent them (the handlers read it, request-scope.ts).
+   */
+  handlePost(res: ServerResponse, post: IncomingPost, scope: RequestScope): void {
     if (this.#closed) throw sessionGone();
     const initializing = post.messages.find((message) => methodOf(message) === 'initialize');
     if (initializing && (this.#initialized || post.messages.length > 1)) {
@@ -191,8 +212,8 @@ export class StreamableHttpTransport implements Transport {
         },
       };
     }
-    // The SDK passes these on to handlers as `extra.requestInfo` (the request id lives there).
-    const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
+    // The SDK passes it on to handlers as `ctx.http.authInfo` (request-scope.ts).
+    const extra: MessageExtraInfo = { authInfo: authInfoOf(scope) };
     if (requestIds.length === 0) {
       res.writeHead(202).end();
     } else {
@@ -328,6 +349,7 @@ export class StreamableHttpTransport implements Transport {
               retryMs,
               resumeWindowMs,
               archive,
+              hold: this.#options.holdDetachedStream,
               onExpired: () => this.#streams.delete(streamId),
             }
           : undefined,
@@ -370,6 +392,7 @@ export class StreamableHttpTransport implements Transport {
   async #initialized_(result: { protocolVersion?: unknown }): Promise<JSONRPCMessage> {
     const { id, hello } = this.#initialize!;
     const protocolVersion = String(result.protocolVersion);
+    this.#protocolVersion = protocolVersion;
     this.#resumable = protocolVersion >= RESUMABLE_VERSION;
     try {
       await this.#options.onInitialized?.({ protocolVersion, ...hello });
@@ -421,8 +444,8 @@ export class StreamableHttpTransport implements Transport {
   }
 
   /**
-   * The client went away before the answers of a response it cannot resume:
-   * nothing could ever deliver them, so the requests are cancelled (their
+   * The client went away before the answers of a response it cannot resume
+   * (or the budget dropped what it could have resumed): nothing could ever deliver them, so the requests are cancelled (their
    * invocations stop, as the newer specification drafts require of a
    * disconnect). The protocol layer sends nothing for a cancelled request, so
    * a reused id can never receive an old call's answer.

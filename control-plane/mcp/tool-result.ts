@@ -4,7 +4,7 @@
  * value as JSON text (plus `structuredContent` for objects), a
  * failure as an `isError` result carrying the message and its stable code.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { errorSpecOf, GENERIC_MESSAGE } from '../errors.js';
 import type { InvokeResult } from '../invocation/index.js';
 

@@ -76,6 +76,12 @@ export class Metrics {
     labelNames: ['server', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly #refusals = new Counter({
+    name: 'mcphost_refusals_total',
+    help: 'Calls refused before any code ran, by server and error code, as the invocation log counts them instead of logging a row (GET /api/invocations/refusals); requests refused for their origin or rate also count in mcphost_mcp_refused_total, and calls that found no container in mcphost_invocations_total',
+    labelNames: ['server', 'code'] as const,
+    registers: [this.registry],
+  });
   readonly #sessionEvictions = new Counter({
     name: 'mcphost_mcp_session_evictions_total',
     help: 'Idle MCP sessions closed to make room for a new session of the same server',
@@ -161,6 +167,28 @@ export class Metrics {
     );
   }
 
+  /**
+   * The modern era's long-lived requests, read at every scrape: calls parked
+   * waiting for client input, and open `subscriptions/listen` streams, per server.
+   */
+  watchModernEra(
+    parked: () => ReadonlyMap<string, number>,
+    listening: () => ReadonlyMap<string, number>,
+  ): void {
+    this.#scrapedGauge(
+      'mcphost_mcp_parked_calls',
+      'Modern-era calls waiting for their client input (input_required) on this replica, per server',
+      ['server'],
+      () => [...parked()].map(([server, count]): Sample => [{ server }, count]),
+    );
+    this.#scrapedGauge(
+      'mcphost_mcp_listen_streams',
+      'Open subscriptions/listen streams on this replica, per server',
+      ['server'],
+      () => [...listening()].map(([server, count]): Sample => [{ server }, count]),
+    );
+  }
+
   /** A gauge whose samples are read afresh at every scrape (what the pools and engines own). */
   #scrapedGauge(
     name: string,
@@ -226,6 +254,11 @@ export class Metrics {
   /** One request to `/mcp` refused before it reached a session (`reason`: origin, rate, session_quota, session_capacity). */
   mcpRefused(server: string, reason: string): void {
     this.#mcpRefused.inc({ server, reason });
+  }
+
+  /** One call refused before any code ran (`code`: a registry code, never the caller's text). */
+  refusal(server: string, code: string): void {
+    this.#refusals.inc({ server, code });
   }
 
   /** One idle session closed to make room for another of the same server. */

@@ -12,7 +12,17 @@ export {
 export { poolUnitOf } from './pool/pool-key.js';
 /** The user the runner image runs as; image building sets the files' owner to it. */
 export { RUNNER_USER } from './harness-command.js';
-export { resolveLimits, InvocationLimitsSchema, type InvocationLimits } from './limits.js';
+export {
+  resolveLimits,
+  effectiveLimits,
+  ceilingProblems,
+  InvocationLimitsSchema,
+  OWN_LIMIT_FIELDS,
+  type InvocationLimits,
+  type OwnLimits,
+  type LimitCeilings,
+  type CeilingProblem,
+} from './limits.js';
 export type {
   ToolRuntime,
   InvokeHooks,

@@ -3,7 +3,12 @@
  * what to run (`ToolRuntime`), how the caller takes part (`InvokeHooks`) and
  * what comes back (`InvocationVerdict` and, beside it, what the sandbox measured).
  */
-import type { CallOperation, ContentBlock, LogLevel } from '../../src/protocol/index.js';
+import type {
+  CallingClientInfo,
+  CallOperation,
+  ContentBlock,
+  LogLevel,
+} from '../../src/protocol/index.js';
 import type { McphostErrorCode } from '../errors.js';
 import type { InvocationLimits } from './limits.js';
 
@@ -71,6 +76,14 @@ export interface InvokeHooks {
    * has no response to end (an admin test run).
    */
   onCloseStream?(): void;
+  /**
+   * Told each time the tool comes to wait on nothing but its requests to the
+   * calling client (after `onCall` of each of them): a modern-era call then
+   * answers `input_required` while the invocation stays parked.
+   */
+  onWaiting?(): void;
+  /** What the calling MCP client declared, for `sdk.client`; absent in a test run. */
+  client?: CallingClientInfo;
   /** Cancels the invocation (queued or running) → ERR_CANCELLED. */
   signal?: AbortSignal;
 }

@@ -188,6 +188,7 @@ export class RunnerConnection {
           env: request.env,
           timeoutMs,
           progress: hooks.onProgress !== undefined,
+          ...(hooks.client !== undefined && { client: hooks.client }),
           limits: {
             maxResultBytes: request.limits.maxResultBytes,
             maxLogBytes: request.limits.maxLogBytes,
@@ -238,6 +239,16 @@ export class RunnerConnection {
       } catch {
         // Advisory like progress: a failing listener must not take the invocation down.
       }
+    } else if (message.type === 'waiting') {
+      // After the calls it follows: each call's onCall runs in a microtask queued before this one.
+      void Promise.resolve().then(() => {
+        if (this.#active !== active) return;
+        try {
+          active.hooks.onWaiting?.();
+        } catch {
+          // Advisory like progress: a failing listener must not take the invocation down.
+        }
+      });
     } else if (message.type === 'call') {
       this.#answerCall(active, message);
     } else {

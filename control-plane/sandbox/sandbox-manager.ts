@@ -15,6 +15,13 @@ import { asUnavailable, shuttingDown } from './sandbox-errors.js';
 import type { SandboxDriver } from './driver.js';
 import type { InvocationOutcome, InvokeHooks, LogEntry, ToolRuntime } from './invocation.js';
 import { LogCollector } from './log-collector.js';
+import {
+  effectiveLimits,
+  withinCeilings,
+  type InvocationLimits,
+  type LimitCeilings,
+  type OwnLimits,
+} from './limits.js';
 import { ContainerBudget, type ServerPoolStats } from './pool/container-budget.js';
 export type { ServerPoolStats } from './pool/container-budget.js';
 import { GenericPool } from './pool/generic-pool.js';
@@ -70,12 +77,20 @@ export interface SandboxManagerOptions {
 
 /** The shared budget, as `budgetStats()` reports it. */
 export interface BudgetStats {
+  /** Containers at most, and in all pools now. */
   maxTotal: number;
   used: number;
+  /** Memory limits of all containers now (`usedMb`) and at most (`maxMb`), in MiB. */
+  memory: { usedMb: number; maxMb: number };
+  /** CPU shares of all containers now, in cores (bounded through the container count). */
+  cpus: number;
+  /** The most any server or tool may set; what is saved above runs at these. */
+  limitCeilings: LimitCeilings;
   /** Servers holding containers or waiting for one. */
   activeServers: number;
   serverShare: number;
-  starts: { concurrency: number; running: number; queued: number };
+  /** Container starts: at most `concurrency` at once, `perServer` of one server; in flight; waiting. */
+  starts: { concurrency: number; perServer: number; running: number; queued: number };
   /** Typical time from start to ready, in ms. */
   startEstimateMs: number;
   genericTarget: number;
@@ -114,7 +129,7 @@ export class SandboxManager {
   constructor(options: SandboxManagerOptions) {
     if (!options?.driver) throw new TypeError('SandboxManager: driver is required');
     this.#driver = options.driver;
-    this.#caps = { ...options.caps };
+    this.#caps = { ...options.caps, limitCeilings: { ...options.caps?.limitCeilings } };
     this.#defaults = parsePoolDefaults(options.defaults, this.#caps);
     const genericSize = options.generic?.size;
     if (!Number.isInteger(genericSize) || genericSize < 0 || genericSize > this.#caps.maxTotal) {
@@ -129,7 +144,10 @@ export class SandboxManager {
     const clock = options.clock;
     this.#now = clock ? () => clock.now() : Date.now;
     this.#budget = new ContainerBudget(this.#caps, () => this.#allPools(), this.#now);
-    this.#starts = new StartQueue(options.startConcurrency);
+    // A server starts at most its share of the slots at once (as it holds at most its share
+    // of the budget): another server's start then finds one free instead of waiting.
+    const perServer = Math.max(1, Math.floor(options.startConcurrency * this.#caps.serverShare));
+    this.#starts = new StartQueue(options.startConcurrency, perServer);
     this.#events = options.events ?? {};
     this.#retryInitialMs = options.retry?.initialMs ?? 250;
     this.#retryMaxMs = options.retry?.maxMs ?? 10_000;
@@ -195,16 +213,20 @@ export class SandboxManager {
 
   /**
    * Runs one invocation; resolves with its outcome (failures included), never
-   * rejects for them. `runtime.limits` are trusted: each part was validated
-   * where it entered (the configuration at boot, a tool's limits when saved).
+   * rejects for them. `runtime.limits` were validated where each part entered
+   * (the configuration at boot, a server's or tool's limits when saved) and
+   * resolved with `resolveLimits`; a value saved before the host's ceilings
+   * were lowered runs at the ceiling: no container is ever created above it.
    */
-  async invoke(runtime: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> {
+  async invoke(requested: ToolRuntime, hooks: InvokeHooks): Promise<InvocationOutcome> {
     const queuedAt = this.#now();
-    const logs = new LogCollector(runtime.limits, hooks.onLog);
-    if (this.#closed) return failed(shuttingDown(), logs.entries, 0, 0);
-    if (!runtime?.server || !runtime.tool || typeof runtime.code !== 'string') {
+    if (!requested?.server || !requested.tool || typeof requested.code !== 'string') {
       throw new TypeError('SandboxManager.invoke: runtime needs a server, a tool and code');
     }
+    const limits = withinCeilings(requested.limits, this.#caps.limitCeilings);
+    const runtime = limits === requested.limits ? requested : { ...requested, limits };
+    const logs = new LogCollector(runtime.limits, hooks.onLog);
+    if (this.#closed) return failed(shuttingDown(), logs.entries, 0, 0);
     const pool = this.#poolFor(runtime);
     const first = await this.#attempt(pool, runtime, hooks, logs, queuedAt);
     if (!first.undelivered) return first.outcome;
@@ -241,6 +263,8 @@ export class SandboxManager {
           onCall: (operation, args, context) => hooks.onCall(operation, args, context),
           onProgress: hooks.onProgress,
           onCloseStream: hooks.onCloseStream,
+          onWaiting: hooks.onWaiting,
+          client: hooks.client,
           signal: hooks.signal,
         },
       );
@@ -323,6 +347,15 @@ export class SandboxManager {
     }
   }
 
+  /**
+   * What an invocation of a tool with `tool` limits on a server with `server`
+   * limits runs with now: the defaults, the server's limits as the tool's
+   * ceiling, and the host's ceilings (what `invoke` applies).
+   */
+  effectiveLimits(tool: OwnLimits | undefined, server: OwnLimits | undefined): InvocationLimits {
+    return effectiveLimits(tool, server, this.#defaults.limits, this.#caps.limitCeilings);
+  }
+
   /** Applies a server's container maximum (null: its share of the budget) at once. */
   setServerMaxContainers(server: string, maxContainers: number | null): void {
     this.#budget.setMaxContainers(server, maxContainers);
@@ -345,13 +378,18 @@ export class SandboxManager {
 
   /** The shared budget and the start queue. */
   budgetStats(): BudgetStats {
+    const committed = this.#budget.committed();
     return {
       maxTotal: this.#budget.maxTotal,
-      used: this.#budget.used(),
+      used: committed.containers,
+      memory: { usedMb: committed.memoryMb, maxMb: this.#budget.maxMemoryMb },
+      cpus: Math.round(committed.cpus * 100) / 100,
+      limitCeilings: { ...this.#caps.limitCeilings },
       activeServers: this.#budget.activeServers().size,
       serverShare: this.#budget.serverShare,
       starts: {
         concurrency: this.#starts.concurrency,
+        perServer: this.#starts.perOwner,
         running: this.#starts.running,
         queued: this.#starts.queued,
       },

@@ -114,8 +114,8 @@ export interface AuditEntryInput {
   outcome: AuditOutcome;
   clientAddress: string | null;
   requestId: string | null;
-  /** What changed, never a secret value. */
-  summary: { before?: unknown; after?: unknown; note?: string };
+  /** What changed, never a secret value; `count`: the refusals a refusal entry stands for. */
+  summary: { before?: unknown; after?: unknown; note?: string; count?: number };
 }
 
 /** One audit entry as listed. */

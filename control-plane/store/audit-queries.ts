@@ -1,5 +1,6 @@
 /**
- * The audit log: one row per admin write, refusal and sign-in, newest first
+ * The audit log: one row per admin write and sign-in, and per kind of
+ * refusal a minute (its count rewritten when the minute ends), newest first
  * by insertion order, paged with a cursor (the last row's sequence number),
  * pruned by age. Rows hold names, not references, so an entry outlives the
  * server or account it describes.
@@ -40,6 +41,24 @@ export function appendAudit(context: StoreContext, input: AuditEntryInput): Prom
       })
       .execute();
     return entry;
+  });
+}
+
+/**
+ * Replaces the summary of entry `id`: a refusal entry's count, written when
+ * its minute ends (one statement; an entry pruned meanwhile is left gone).
+ */
+export function setAuditSummary(
+  context: StoreContext,
+  id: string,
+  summary: AuditEntryInput['summary'],
+): Promise<void> {
+  return statementOperation(context, 'writing the audit log', async (db) => {
+    await db
+      .updateTable('audit_log')
+      .set({ summary: JSON.stringify(summary) })
+      .where('id', '=', id)
+      .execute();
   });
 }
 

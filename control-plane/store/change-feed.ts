@@ -2,7 +2,9 @@
  * Tells everyone who caches configuration that it changed: listeners in this
  * process after every committed write, and — with PostgreSQL — the other
  * control-plane replicas, through NOTIFY on a channel that each store LISTENs
- * to on a dedicated connection. A lost listener connection is re-established
+ * to on a dedicated connection. A change names what it touched (a server, and
+ * the one tool, prompt or resource when it was one), so a save costs every
+ * replica a reload of that alone. A lost listener connection is re-established
  * and then reported as "everything changed", since notifications may have been
  * missed meanwhile. The same connection LISTENs to a second channel for
  * signals about MCP sessions (see session-records.ts), which go to other
@@ -30,10 +32,15 @@ export type StoreChangeKind =
   | 'api-keys'
   | 'resync';
 
-/** One change notification; `subdomain: null` means every server. */
+/**
+ * One change notification; `subdomain: null` means every server. `name`
+ * names the one tool, prompt or resource a write of that kind changed, so a
+ * cache reloads it alone; absent, any of the server's of that kind may have.
+ */
 export interface StoreChange {
   readonly subdomain: string | null;
   readonly kind: StoreChangeKind;
+  readonly name?: string;
 }
 
 /** Default PostgreSQL NOTIFY channel of configuration changes. */
@@ -100,7 +107,13 @@ export class ChangeFeed {
 
   /** The NOTIFY payload of a change made by this store. */
   payload(change: StoreChange): string {
-    return JSON.stringify({ origin: this.origin, subdomain: change.subdomain, kind: change.kind });
+    // Well under NOTIFY's 8000 bytes: a subdomain is at most 63 characters, a name 128.
+    return JSON.stringify({
+      origin: this.origin,
+      subdomain: change.subdomain,
+      kind: change.kind,
+      ...(change.name === undefined ? {} : { name: change.name }),
+    });
   }
 
   /**
@@ -157,11 +170,14 @@ export class ChangeFeed {
         origin?: unknown;
         subdomain?: unknown;
         kind?: unknown;
+        name?: unknown;
       };
       if (parsed.origin === this.origin) return;
       const subdomain = typeof parsed.subdomain === 'string' ? parsed.subdomain : null;
       const kind = typeof parsed.kind === 'string' ? (parsed.kind as StoreChangeKind) : 'resync';
-      this.emit({ subdomain, kind });
+      // A change without a name (an older replica's) reloads the whole kind.
+      const name = typeof parsed.name === 'string' ? { name: parsed.name } : {};
+      this.emit({ subdomain, kind, ...name });
     } catch {
       this.emit({ subdomain: null, kind: 'resync' });
     }

@@ -1,11 +1,16 @@
 /**
- * The hot path's view of configuration: every server with its tools and
- * decrypted secrets, loaded into memory at `start()` and read synchronously.
- * Store changes (this process, or other replicas on PostgreSQL) reload the
- * affected server in the background — one reload at a time, coalescing
- * changes that arrive meanwhile — and then `onInvalidate` listeners hear of
- * every server whose configuration actually changed, so pools can retire
- * containers of changed tools. Reads never reach the store.
+ * The hot path's view of configuration: every server with its tools,
+ * prompts, resources and decrypted secrets, loaded into memory at `start()`
+ * and read synchronously. Store changes (this process, or other replicas on
+ * PostgreSQL) are applied in the background — one reload at a time,
+ * coalescing changes that arrive meanwhile — and read again only what they
+ * name: a saved tool is one row, whatever the size of its server's catalogue;
+ * a server's settings, its secrets, or (after a lost change listener or a
+ * restore) everything. A record that did not change stays the object it was,
+ * so whatever was derived from it (a tool's listing) stays valid. Then
+ * `onInvalidate` listeners hear of every server whose configuration actually
+ * changed, so pools can retire containers of changed tools. Reads never reach
+ * the store.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { StoreChange } from './change-feed.js';
@@ -15,15 +20,24 @@ import type { Store } from './store.js';
 import { McphostError } from '../errors.js';
 import { messageOf } from './store-dialect.js';
 
-/** Everything cached about one server. */
+/** A server's definitions of one kind: by name, and in code-unit order of their names. */
+export interface NamedRecords<T extends { readonly name: string }> {
+  readonly byName: ReadonlyMap<string, T>;
+  /**
+   * Code-unit order, not the database's collation (ICU puts `a1` before `B1`,
+   * SQLite and "C" do not): list cursors and "the first template by name"
+   * must mean the same on every replica.
+   */
+  readonly ordered: readonly T[];
+}
+
+/** Everything cached about one server; replaced, never changed, when the server changes. */
 export interface CachedServer {
   readonly server: ServerRecord;
-  /** Tools by name. */
-  readonly tools: ReadonlyMap<string, ToolRecord>;
-  /** Prompts by name. */
-  readonly prompts: ReadonlyMap<string, PromptRecord>;
-  /** Resources (static and templates) by name. */
-  readonly resources: ReadonlyMap<string, ResourceRecord>;
+  readonly tools: NamedRecords<ToolRecord>;
+  readonly prompts: NamedRecords<PromptRecord>;
+  /** Static resources and templates. */
+  readonly resources: NamedRecords<ResourceRecord>;
   readonly secrets: Readonly<Record<string, string>>;
 }
 
@@ -33,6 +47,17 @@ export interface ConfigCacheOptions {
   log?: (message: string) => void;
   /** Wait before retrying a failed reload, in milliseconds; default 1000. */
   retryDelayMs?: number;
+}
+
+/** What must be read again of one server. */
+interface ServerWork {
+  /** Everything (a new server, a change that names nothing, a failed partial reload). */
+  whole: boolean;
+  settings: boolean;
+  secrets: boolean;
+  tools: Set<string>;
+  prompts: Set<string>;
+  resources: Set<string>;
 }
 
 /** Some servers of a reload failed; the others were applied. */
@@ -54,8 +79,10 @@ export class ConfigCache {
   readonly #retryDelayMs: number;
   #servers = new Map<string, CachedServer>();
   readonly #listeners = new Set<(subdomain: string) => void>();
-  /** Subdomains waiting for a reload; `null` in it means all of them. */
-  readonly #pending = new Set<string | null>();
+  /** Servers waiting for a reload, with what to read again. */
+  #pending = new Map<string, ServerWork>();
+  /** Every server waits for a whole reload. */
+  #pendingEverything = false;
   #reloading: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
@@ -84,7 +111,7 @@ export class ConfigCache {
     this.#servers = await this.#loadAll();
     this.#loaded = true;
     // Changes that arrived during the load may or may not be in it: apply them again.
-    if (this.#pending.size > 0) this.#reloading ??= this.#drain();
+    if (this.#hasPending()) this.#reloading ??= this.#drain();
   }
 
   /** Stops following changes; cached values stay readable. */
@@ -106,37 +133,39 @@ export class ConfigCache {
       .sort((a, b) => (a.subdomain < b.subdomain ? -1 : 1));
   }
 
+  /** Everything cached about a server (the same object until it changes), or undefined. */
+  cached(subdomain: string): CachedServer | undefined {
+    return this.#servers.get(subdomain);
+  }
+
   /** One tool, or undefined. */
   tool(subdomain: string, name: string): ToolRecord | undefined {
-    return this.#servers.get(subdomain)?.tools.get(name);
+    return this.#servers.get(subdomain)?.tools.byName.get(name);
   }
 
-  /** A server's tools ordered by name (empty for an unknown server). */
-  tools(subdomain: string): ToolRecord[] {
-    const entry = this.#servers.get(subdomain);
-    return entry === undefined ? [] : [...entry.tools.values()];
+  /** A server's tools ordered by name (empty for an unknown server); frozen, shared. */
+  tools(subdomain: string): readonly ToolRecord[] {
+    return this.#servers.get(subdomain)?.tools.ordered ?? [];
   }
 
-  /** A server's prompts ordered by name (empty for an unknown server). */
-  prompts(subdomain: string): PromptRecord[] {
-    const entry = this.#servers.get(subdomain);
-    return entry === undefined ? [] : [...entry.prompts.values()];
+  /** A server's prompts ordered by name (empty for an unknown server); frozen, shared. */
+  prompts(subdomain: string): readonly PromptRecord[] {
+    return this.#servers.get(subdomain)?.prompts.ordered ?? [];
   }
 
   /** One prompt, or undefined. */
   prompt(subdomain: string, name: string): PromptRecord | undefined {
-    return this.#servers.get(subdomain)?.prompts.get(name);
+    return this.#servers.get(subdomain)?.prompts.byName.get(name);
   }
 
   /** A server's resources, static and templates, ordered by name (empty for an unknown server). */
   resources(subdomain: string): ResourceRecord[] {
-    const entry = this.#servers.get(subdomain);
-    return entry === undefined ? [] : [...entry.resources.values()];
+    return [...(this.#servers.get(subdomain)?.resources.ordered ?? [])];
   }
 
   /** One resource, or undefined. */
   resource(subdomain: string, name: string): ResourceRecord | undefined {
-    return this.#servers.get(subdomain)?.resources.get(name);
+    return this.#servers.get(subdomain)?.resources.byName.get(name);
   }
 
   /** A server's decrypted secrets (empty for an unknown server); frozen. */
@@ -160,7 +189,7 @@ export class ConfigCache {
    */
   async settled(): Promise<void> {
     while (this.#reloading !== undefined) await this.#reloading;
-    if (this.#pending.size > 0 && this.#lastFailure !== undefined) {
+    if (this.#hasPending() && this.#lastFailure !== undefined) {
       throw new McphostError(
         'ERR_NOT_YET_SERVED',
         'saved, but this process could not load the new configuration yet (retrying; see the control plane log)',
@@ -188,25 +217,35 @@ export class ConfigCache {
       change.kind === 'api-keys'
     )
       return;
-    this.#pending.add(change.subdomain);
+    if (change.subdomain === null) this.#pendingEverything = true;
+    else recordChange(workOf(this.#pending, change.subdomain), change);
     if (this.#loaded) this.#reloading ??= this.#drain();
+  }
+
+  #hasPending(): boolean {
+    return this.#pendingEverything || this.#pending.size > 0;
   }
 
   async #drain(): Promise<void> {
     try {
-      while (this.#pending.size > 0 && !this.#stopped) {
-        const everything = this.#pending.has(null);
-        const batch = everything ? null : [...this.#pending];
-        this.#pending.clear();
+      while (this.#hasPending() && !this.#stopped) {
+        const everything = this.#pendingEverything;
+        const work = this.#pending;
+        this.#pendingEverything = false;
+        this.#pending = new Map();
         try {
-          await (batch === null ? this.#reloadAll() : this.#reloadSome(batch as string[]));
+          await (everything ? this.#reloadAll() : this.#reloadSome(work));
           this.#lastFailure = undefined;
         } catch (error) {
-          const failed = error instanceof PartialReload ? error.failed : (batch ?? [null]);
           const cause = error instanceof PartialReload ? error.cause : error;
           this.#lastFailure = cause;
           this.#log(`config cache: reload failed, retrying: ${messageOf(cause)}`);
-          for (const subdomain of failed) this.#pending.add(subdomain);
+          if (everything) this.#pendingEverything = true;
+          else {
+            const failed = error instanceof PartialReload ? error.failed : [...work.keys()];
+            for (const subdomain of failed)
+              mergeWork(this.#pending, subdomain, work.get(subdomain)!);
+          }
           this.#retryLater();
           return;
         }
@@ -219,26 +258,34 @@ export class ConfigCache {
   #retryLater(): void {
     clearTimeout(this.#retryTimer);
     this.#retryTimer = setTimeout(() => {
-      if (this.#pending.size > 0 && !this.#stopped) this.#reloading ??= this.#drain();
+      if (this.#hasPending() && !this.#stopped) this.#reloading ??= this.#drain();
     }, this.#retryDelayMs);
     this.#retryTimer.unref();
   }
 
   async #reloadAll(): Promise<void> {
-    const next = await this.#loadAll();
+    const loaded = await this.#loadAll();
+    const next = new Map<string, CachedServer>();
+    for (const [subdomain, entry] of loaded) {
+      const current = this.#servers.get(subdomain);
+      next.set(subdomain, current === undefined ? entry : keepUnchanged(current, entry));
+    }
     const affected = new Set([...this.#servers.keys(), ...next.keys()]);
     const changed = [...affected].filter(
-      (subdomain) => !sameEntry(this.#servers.get(subdomain), next.get(subdomain)),
+      (subdomain) => this.#servers.get(subdomain) !== next.get(subdomain),
     );
     this.#servers = next;
     this.#announce(changed);
   }
 
-  async #reloadSome(subdomains: string[]): Promise<void> {
+  async #reloadSome(work: ReadonlyMap<string, ServerWork>): Promise<void> {
     // Each server on its own: one that cannot load (a secret that will not
     // decrypt) must not hold the others back.
+    const subdomains = [...work.keys()];
     const results = await Promise.allSettled(
-      subdomains.map((subdomain) => this.#loadServer(subdomain)),
+      subdomains.map((subdomain) =>
+        this.#refresh(subdomain, work.get(subdomain)!, this.#servers.get(subdomain)),
+      ),
     );
     const changed: string[] = [];
     const failed: string[] = [];
@@ -253,7 +300,7 @@ export class ConfigCache {
         return;
       }
       const entry = result.value;
-      if (sameEntry(next.get(subdomain), entry)) return;
+      if (next.get(subdomain) === entry) return;
       if (entry === undefined) next.delete(subdomain);
       else next.set(subdomain, entry);
       changed.push(subdomain);
@@ -261,6 +308,63 @@ export class ConfigCache {
     this.#servers = next;
     this.#announce(changed);
     if (failed.length > 0) throw new PartialReload(failed, firstFailure);
+  }
+
+  /** The server after `work` is read again; `current` itself when nothing changed. */
+  async #refresh(
+    subdomain: string,
+    work: ServerWork,
+    current: CachedServer | undefined,
+  ): Promise<CachedServer | undefined> {
+    if (current === undefined || work.whole) return this.#reloadServer(subdomain, current);
+    try {
+      let server = current.server;
+      if (work.settings) {
+        const record = await this.#store.getServer(subdomain);
+        if (record === undefined) return undefined;
+        // Deleted and created again meanwhile: nothing of the old one may stay.
+        if (record.id !== current.server.id) return this.#reloadServer(subdomain, undefined);
+        server = isDeepStrictEqual(record, current.server) ? current.server : deepFreeze(record);
+      }
+      const [secrets, tools, prompts, resources] = await Promise.all([
+        work.secrets ? this.#readSecrets(subdomain, current.secrets) : current.secrets,
+        reloadNamed(current.tools, work.tools, (name) => this.#store.getTool(subdomain, name)),
+        reloadNamed(current.prompts, work.prompts, (name) =>
+          this.#store.getEntry('prompt', subdomain, name),
+        ),
+        reloadNamed(current.resources, work.resources, (name) =>
+          this.#store.getEntry('resource', subdomain, name),
+        ),
+      ]);
+      const next = { server, tools, prompts, resources, secrets };
+      return (Object.keys(next) as (keyof CachedServer)[]).every(
+        (key) => next[key] === current[key],
+      )
+        ? current
+        : Object.freeze(next);
+    } catch (error) {
+      // The server went away between two reads: read what is there now (its deletion's own change follows).
+      if ((error as { code?: string }).code === 'ERR_NOT_FOUND') {
+        return this.#reloadServer(subdomain, current);
+      }
+      throw error;
+    }
+  }
+
+  async #readSecrets(
+    subdomain: string,
+    current: Readonly<Record<string, string>>,
+  ): Promise<Readonly<Record<string, string>>> {
+    const secrets = await this.#store.readSecrets(subdomain);
+    return isDeepStrictEqual(secrets, current) ? current : Object.freeze(secrets);
+  }
+
+  async #reloadServer(
+    subdomain: string,
+    current: CachedServer | undefined,
+  ): Promise<CachedServer | undefined> {
+    const loaded = await this.#loadServer(subdomain);
+    return loaded === undefined || current === undefined ? loaded : keepUnchanged(current, loaded);
   }
 
   #announce(subdomains: string[]): void {
@@ -300,28 +404,120 @@ export class ConfigCache {
       this.#store.listEntries('resource', server.subdomain),
       this.#store.readSecrets(server.subdomain),
     ]);
-    return deepFreeze({
-      server,
-      tools: byName(tools),
-      prompts: byName(prompts),
-      resources: byName(resources),
+    return Object.freeze({
+      server: deepFreeze(server),
+      tools: named(new Map(tools.map((tool) => [tool.name, deepFreeze(tool)]))),
+      prompts: named(new Map(prompts.map((prompt) => [prompt.name, deepFreeze(prompt)]))),
+      resources: named(new Map(resources.map((resource) => [resource.name, deepFreeze(resource)]))),
       secrets: Object.freeze(secrets),
     });
   }
 }
 
-/**
- * Records by name, in code-unit order: the database's `ORDER BY` follows its
- * collation (ICU puts `a1` before `B1`, SQLite and "C" do not), and list
- * cursors and "the first template by name" must mean the same everywhere.
- */
-function byName<T extends { name: string }>(records: T[]): Map<string, T> {
-  const sorted = [...records].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return new Map(sorted.map((record) => [record.name, deepFreeze(record)]));
+function workOf(pending: Map<string, ServerWork>, subdomain: string): ServerWork {
+  let work = pending.get(subdomain);
+  if (work === undefined) {
+    work = {
+      whole: false,
+      settings: false,
+      secrets: false,
+      tools: new Set(),
+      prompts: new Set(),
+      resources: new Set(),
+    };
+    pending.set(subdomain, work);
+  }
+  return work;
 }
 
-function sameEntry(a: CachedServer | undefined, b: CachedServer | undefined): boolean {
-  return isDeepStrictEqual(a, b);
+function recordChange(work: ServerWork, change: StoreChange): void {
+  switch (change.kind) {
+    case 'server':
+      work.settings = true;
+      return;
+    case 'secrets':
+      work.secrets = true;
+      return;
+    case 'tools':
+    case 'prompts':
+    case 'resources':
+      if (change.name === undefined) work.whole = true;
+      else work[change.kind].add(change.name);
+      return;
+    default:
+      work.whole = true;
+  }
+}
+
+function mergeWork(pending: Map<string, ServerWork>, subdomain: string, failed: ServerWork): void {
+  const work = workOf(pending, subdomain);
+  work.whole ||= failed.whole;
+  work.settings ||= failed.settings;
+  work.secrets ||= failed.secrets;
+  for (const kind of ['tools', 'prompts', 'resources'] as const) {
+    for (const name of failed[kind]) work[kind].add(name);
+  }
+}
+
+/** Records of one kind by name, frozen, with their code-unit order. */
+function named<T extends { readonly name: string }>(byName: Map<string, T>): NamedRecords<T> {
+  const ordered = [...byName.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
+  return Object.freeze({ byName, ordered: Object.freeze(ordered) });
+}
+
+/** `current` with the records of `names` read again; `current` itself when none changed. */
+async function reloadNamed<T extends { readonly name: string }>(
+  current: NamedRecords<T>,
+  names: ReadonlySet<string>,
+  read: (name: string) => Promise<T | undefined>,
+): Promise<NamedRecords<T>> {
+  if (names.size === 0) return current;
+  const reads = await Promise.all(
+    [...names].map(async (name) => [name, await read(name)] as const),
+  );
+  let byName: Map<string, T> | undefined;
+  for (const [name, record] of reads) {
+    const old = current.byName.get(name);
+    if (record === undefined ? old === undefined : isDeepStrictEqual(old, record)) continue;
+    byName ??= new Map(current.byName);
+    if (record === undefined) byName.delete(name);
+    else byName.set(name, deepFreeze(record));
+  }
+  return byName === undefined ? current : named(byName);
+}
+
+/**
+ * `loaded` with every part (and record) that equals `current`'s replaced by
+ * `current`'s own object; `current` itself when nothing changed.
+ */
+function keepUnchanged(current: CachedServer, loaded: CachedServer): CachedServer {
+  const kept = {
+    server: isDeepStrictEqual(current.server, loaded.server) ? current.server : loaded.server,
+    tools: keepRecords(current.tools, loaded.tools),
+    prompts: keepRecords(current.prompts, loaded.prompts),
+    resources: keepRecords(current.resources, loaded.resources),
+    secrets: isDeepStrictEqual(current.secrets, loaded.secrets) ? current.secrets : loaded.secrets,
+  };
+  return (Object.keys(kept) as (keyof CachedServer)[]).every((key) => kept[key] === current[key])
+    ? current
+    : Object.freeze(kept);
+}
+
+function keepRecords<T extends { readonly name: string }>(
+  current: NamedRecords<T>,
+  loaded: NamedRecords<T>,
+): NamedRecords<T> {
+  let same = current.byName.size === loaded.byName.size;
+  const byName = new Map<string, T>();
+  for (const [name, record] of loaded.byName) {
+    const old = current.byName.get(name);
+    const keep = old !== undefined && isDeepStrictEqual(old, record);
+    byName.set(name, keep ? old : record);
+    same &&= keep;
+  }
+  return same ? current : named(byName);
 }
 
 // Cached records are shared by every request: freezing turns an accidental mutation into an error.

@@ -106,6 +106,15 @@ export interface InvocationsTable {
   client_address: string | null;
 }
 
+/** Calls refused before any code ran, counted per server, error code and time bucket (migration 0011). */
+export interface InvocationRefusalsTable {
+  server: string;
+  code: string;
+  /** Start of the bucket, ISO 8601 UTC; a multiple of the bucket width. */
+  bucket_start: string;
+  count: number;
+}
+
 /** A prompt or resource of a server (migration 0006). */
 export interface ServerEntriesTable {
   id: string;
@@ -262,6 +271,7 @@ export interface StoreDatabase {
   server_entries: ServerEntriesTable;
   server_entry_versions: ServerEntryVersionsTable;
   invocations: InvocationsTable;
+  invocation_refusals: InvocationRefusalsTable;
   meta: MetaTable;
   replicas: ReplicasTable;
   mcp_sessions: McpSessionsTable;

@@ -4,11 +4,15 @@
  * with its kind's schema, writes the entry row and a snapshot in
  * server_entry_versions in one transaction, one version above the last, and
  * checks what spans entries: a static resource's URI is the server's only
- * one, and a server's entries and static contents stay within their bounds.
+ * one, a server's entries and static contents stay within their bounds, and
+ * its definitions (tools too) within their budget (definition-budget.ts); the
+ * history past its bounds is pruned (version-retention.ts). Every write names
+ * the entry it changed, so caches reload that entry alone.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { McphostError } from '../errors.js';
+import { jsonStringBytes } from '../json-size.js';
 import type {
   ServerEntriesTable,
   ServerEntryVersionsTable,
@@ -24,7 +28,8 @@ import {
   type EntryRecord,
   type EntryVersionRecord,
 } from './entry-records.js';
-import { contentBytes, type ResourceDefinition } from './resource-records.js';
+import { checkDefinitionBudget, lockServer } from './definition-budget.js';
+import type { ResourceDefinition } from './resource-records.js';
 import {
   notFound,
   readOperation,
@@ -33,6 +38,7 @@ import {
   writeOperation,
   type StoreContext,
 } from './store-context.js';
+import { missingVersion, pruneVersions } from './version-retention.js';
 
 type Db = Kysely<StoreDatabase> | Transaction<StoreDatabase>;
 
@@ -90,7 +96,7 @@ export async function saveEntry<K extends EntryKind>(
   return writeOperation(
     context,
     `saving ${spec.noun} "${validName}" of server "${subdomain}"`,
-    { subdomain, kind: CHANGE_KIND[kind] },
+    { subdomain, kind: CHANGE_KIND[kind], name: validName },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       return saveDefinition(context, trx, kind, { serverId, subdomain, name: validName }, valid);
@@ -109,7 +115,7 @@ export async function deleteEntry(
   await writeOperation(
     context,
     `deleting ${noun} "${name}" of server "${subdomain}"`,
-    { subdomain, kind: CHANGE_KIND[kind] },
+    { subdomain, kind: CHANGE_KIND[kind], name },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       const result = await trx
@@ -124,7 +130,7 @@ export async function deleteEntry(
   );
 }
 
-/** Every saved version of an entry, newest first; ERR_NOT_FOUND if the entry is absent. */
+/** Every kept version of an entry, newest first; ERR_NOT_FOUND if the entry is absent. */
 export function listEntryVersions<K extends EntryKind>(
   context: StoreContext,
   kind: K,
@@ -157,7 +163,7 @@ export function rollbackEntry<K extends EntryKind>(
   return writeOperation(
     context,
     `rolling back ${spec.noun} "${name}" of server "${subdomain}"`,
-    { subdomain, kind: CHANGE_KIND[kind] },
+    { subdomain, kind: CHANGE_KIND[kind], name },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       const entry = await entryRow(trx, kind, subdomain, name);
@@ -168,7 +174,10 @@ export function rollbackEntry<K extends EntryKind>(
         .where('entry_id', '=', entry.id)
         .where('version', '=', version)
         .executeTakeFirst();
-      if (snapshot === undefined) throw notFound(`version ${version} of ${spec.noun} "${name}"`);
+      if (snapshot === undefined) {
+        const what = `${spec.noun} "${name}"`;
+        throw missingVersion(what, version, entry.version, context.versionRetention);
+      }
       // Re-validated: what was valid then must still fit the bounds (and URIs) of now.
       const definition = validate(
         spec.definition,
@@ -188,17 +197,9 @@ async function saveDefinition<K extends EntryKind>(
   definition: EntryDefinitions[K],
 ): Promise<EntryRecord<K>> {
   const now = context.now();
-  // The server's row first, then the entry's: one lock order with a server's
-  // deletion (which cascades to its entries), and every save of a server's
-  // entries in turn, so two cannot both pass the bounds checked below.
-  if (context.dialect === 'postgres') {
-    await trx
-      .selectFrom('servers')
-      .select('id')
-      .where('id', '=', target.serverId)
-      .forUpdate()
-      .execute();
-  }
+  // The server's row first, then the entry's: every save of a server's
+  // definitions in turn, so two cannot both pass the bounds checked below.
+  await lockServer(context, trx, target.serverId);
   const existing = await trx
     .selectFrom('server_entries')
     .select(['id', 'version', 'created_at'])
@@ -247,6 +248,7 @@ async function saveDefinition<K extends EntryKind>(
     .insertInto('server_entry_versions')
     .values({ entry_id: id, version, definition: json, saved_at: now })
     .execute();
+  await pruneVersions(context, trx, { serverId: target.serverId, history: 'entry', itemId: id });
   return {
     ...definition,
     subdomain: target.subdomain,
@@ -260,8 +262,8 @@ async function saveDefinition<K extends EntryKind>(
 /**
  * What one entry's save must not break on its server: at most
  * MAX_ENTRIES_PER_KIND entries of a kind and MAX_TEMPLATES_PER_SERVER
- * templates, the server's prompts and resources within its byte budget
- * (every replica holds them in memory), a static resource's contents within
+ * templates, the server's definitions within their byte budget (every
+ * replica holds them in memory), a static resource's contents within
  * what one read may answer, and one resource per URI or template. The
  * caller holds the server's row (PostgreSQL), so two saves of different
  * entries cannot both pass the checks and together break them.
@@ -282,8 +284,6 @@ async function checkServerBounds(
     .$if(existingId !== undefined, (query) => query.where('id', '!=', existingId!));
   const totals = await others
     .select((eb) => [
-      eb.fn.countAll<number>().as('count'),
-      eb.fn.sum<number>('stored_bytes').as('bytes'),
       eb.fn.count<number>(eb.case().when('kind', '=', kind).then(1).end()).as('sameKind'),
       eb.fn.count<number>('uri_template').as('templates'),
     ])
@@ -294,20 +294,19 @@ async function checkServerBounds(
       `a server holds at most ${MAX_ENTRIES_PER_KIND} ${plural}; delete one first`,
     );
   }
-  const limit = context.serverEntriesMaxBytes;
-  const stored = Number(totals.bytes ?? 0);
-  if (stored + bytes > limit) {
-    throw new McphostError(
-      'ERR_VALIDATION',
-      `the prompts and resources of a server hold at most ${limit} bytes (SERVER_ENTRIES_MAX_BYTES); this one takes ${bytes} and the others ${stored}`,
-    );
-  }
+  await checkDefinitionBudget(context, trx, target.serverId, {
+    table: 'server_entries',
+    id: existingId,
+    bytes,
+  });
   if (resource === undefined) return;
-  const contents = contentBytes(resource);
+  // Counted as a read sends them: text as a JSON string (a control character is 6 bytes), a blob in base64.
+  const contents =
+    resource.text !== undefined ? jsonStringBytes(resource.text) : (resource.blob?.length ?? 0) + 2;
   if (contents > context.staticResourceMaxBytes) {
     throw new McphostError(
       'ERR_VALIDATION',
-      `a static resource holds at most ${context.staticResourceMaxBytes} bytes (TOOL_MAX_RESULT_BYTES: what one read may answer); this one has ${contents}`,
+      `a static resource holds at most ${context.staticResourceMaxBytes} bytes of JSON (TOOL_MAX_RESULT_BYTES: what one read may answer); this one takes ${contents}`,
     );
   }
   if (resource.uriTemplate !== undefined && Number(totals.templates) >= MAX_TEMPLATES_PER_SERVER) {

@@ -1,6 +1,7 @@
 /**
  * The operational tables: warm-pool sizing per tool, the invocation log
- * (newest first, pruned to a retention bound) and key/value meta entries.
+ * (newest first, pruned per server, see invocation-retention.ts) and
+ * key/value meta entries.
  */
 import {
   invocationQuerySchema,
@@ -13,8 +14,11 @@ import {
   type PoolSettingsRecord,
   type PoolSizing,
 } from './records.js';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { StoreDatabase } from './database-schema.js';
 import { boundInvocationRow, pageOmittedLogs } from './invocation-bounds.js';
+import { rowsKeptPerServer } from './invocation-retention.js';
+import { pruneRefusals } from './refusal-queries.js';
 import { invocationFromRow, invocationToRow, poolSettingsFromRow } from './row-mapping.js';
 import {
   readOperation,
@@ -172,29 +176,69 @@ export async function listInvocations(
   });
 }
 
-/** Deletes all but the newest `invocationRetention` invocation rows; returns how many went. */
+/**
+ * Prunes the invocation log to its retention (see invocation-retention.ts:
+ * each server keeps its newest `invocationRetentionPerServer` rows, the log
+ * at most `invocationRetention` beyond that, the largest servers pruned
+ * first) and the refusal counts to their age; returns how many rows went.
+ * Safe to run on several replicas at once: each deletes only rows older
+ * than a server's kept ones as its own snapshot saw them.
+ */
 export async function pruneInvocations(context: StoreContext): Promise<number> {
-  const keep = context.invocationRetention;
+  const floor = context.invocationRetentionPerServer;
   return writeOperation(context, 'pruning invocations', null, async (trx) => {
-    if (keep === 0) {
-      const result = await trx.deleteFrom('invocations').executeTakeFirst();
-      return Number(result.numDeletedRows);
+    const counted = await trx
+      .selectFrom('invocations')
+      .select('server')
+      .select((select) => select.fn.countAll<number | string>().as('rows'))
+      .groupBy('server')
+      .execute();
+    const rows = new Map(counted.map((row) => [row.server, Number(row.rows)]));
+    // Only a server that exists has a floor: a deleted one's rows go first.
+    const existing = new Set(
+      (await trx.selectFrom('servers').select('subdomain').execute()).map((row) => row.subdomain),
+    );
+    const kept = rowsKeptPerServer(
+      rows,
+      (server) => (existing.has(server) ? floor : 0),
+      context.invocationRetention,
+    );
+    let deleted = 0;
+    for (const [server, keep] of kept) {
+      if (keep >= (rows.get(server) ?? 0)) continue;
+      deleted += await pruneServerRows(trx, server, keep);
     }
+    const refusalsBefore = new Date(Date.parse(context.now()) - context.refusalRetentionMs);
+    await pruneRefusals(trx, refusalsBefore.toISOString());
+    return deleted;
+  });
+}
+
+/** Deletes all but the newest `keep` rows of `server`; returns how many went. */
+async function pruneServerRows(
+  trx: Transaction<StoreDatabase>,
+  server: string,
+  keep: number,
+): Promise<number> {
+  let boundary: { seq: number } | undefined;
+  if (keep > 0) {
     // The oldest row still kept; sequence gaps (rolled-back inserts) do not matter this way.
-    const boundary = await trx
+    boundary = await trx
       .selectFrom('invocations')
       .select('seq')
+      .where('server', '=', server)
       .orderBy('seq', 'desc')
       .limit(1)
       .offset(keep - 1)
       .executeTakeFirst();
     if (boundary === undefined) return 0;
-    const result = await trx
-      .deleteFrom('invocations')
-      .where('seq', '<', boundary.seq)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
-  });
+  }
+  const result = await trx
+    .deleteFrom('invocations')
+    .where('server', '=', server)
+    .$if(boundary !== undefined, (remove) => remove.where('seq', '<', boundary!.seq))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** A meta value, or undefined. */

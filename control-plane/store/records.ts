@@ -59,12 +59,28 @@ export const toolParameterSchema = z.strictObject({
 });
 export type ToolParameter = z.infer<typeof toolParameterSchema>;
 
-/** Per-tool resource limits; absent fields fall back to the service defaults. */
+/**
+ * The widest limits any record may hold. What a save may set is narrower: the
+ * host's ceilings (TOOL_MAX_MEMORY_MB, TOOL_MAX_TIMEOUT_MS) and, for a tool,
+ * prompt or resource, its server's limits, checked by the admin API.
+ */
+export const TOOL_LIMIT_BOUNDS = Object.freeze({ memoryMb: 65_536, timeoutMs: 3_600_000 });
+
+/**
+ * Resource limits of a server, tool, prompt or resource; absent fields fall
+ * back to the server's, then the service defaults. A server's limits are also
+ * the ceiling of its tools', prompts' and resources' (which may only lower them).
+ */
 export const toolLimitsSchema = z.strictObject({
   /** Wall-clock limit of one invocation, in milliseconds. */
-  timeoutMs: z.number().int().positive().max(3_600_000).optional(),
+  timeoutMs: z.number().int().positive().max(TOOL_LIMIT_BOUNDS.timeoutMs).optional(),
   /** Memory limit of the tool's container, in MiB (16 is the least a runner starts in). */
-  memoryMb: z.number().int().min(16, 'memoryMb must be at least 16 MiB').max(65_536).optional(),
+  memoryMb: z
+    .number()
+    .int()
+    .min(16, 'memoryMb must be at least 16 MiB')
+    .max(TOOL_LIMIT_BOUNDS.memoryMb)
+    .optional(),
 });
 export type ToolLimits = z.infer<typeof toolLimitsSchema>;
 
@@ -223,6 +239,12 @@ export const serverTenancySchema = z.strictObject({
   allowedOrigins: z.array(browserOriginSchema).max(64),
   /** Per-caller rate limit of `/mcp`; null = the service default (`RATE_LIMIT_*`). */
   rateLimit: rateLimitSchema.nullable(),
+  /**
+   * How long a modern-era client may cache this server's lists, resource
+   * reads and `server/discover` (`ttlMs`), in ms; null = the service default
+   * (`MCP_CACHE_TTL_MS`).
+   */
+  cacheTtlMs: z.number().int().min(0).max(86_400_000).nullable(),
 });
 export type ServerTenancy = z.infer<typeof serverTenancySchema>;
 
@@ -234,6 +256,7 @@ export const DEFAULT_SERVER_TENANCY: Readonly<ServerTenancy> = Object.freeze({
   egressAllow: [],
   allowedOrigins: [],
   rateLimit: null,
+  cacheTtlMs: null,
 });
 
 /** Settings of a hosted server that an operator may change. */
@@ -245,7 +268,7 @@ export const serverSettingsSchema = serverTenancySchema.extend({
   /** Expected `aud` when it differs from the resource URL; null means the resource URL. */
   oauthAudience: z.string().max(2048).nullable(),
   oauthRequiredScopes: z.array(z.string().min(1).max(256)).max(64),
-  /** Limits of the server's tools that set none of their own. */
+  /** Limits of the server's tools that set none of their own, and the most any of them may set. */
   limits: toolLimitsSchema,
   active: z.boolean(),
 });

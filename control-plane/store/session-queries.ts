@@ -9,9 +9,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { McphostError } from '../errors.js';
 import { sessionChannelOf } from './change-feed.js';
 import type { McpSessionsTable, StoreDatabase } from './database-schema.js';
-import type { McpSessionRow, McpStreamEventRow, SentSessionSignal } from './session-records.js';
+import type {
+  McpSessionQuotas,
+  McpSessionRow,
+  McpStreamEventRow,
+  SentSessionSignal,
+} from './session-records.js';
 import {
   readOperation,
   statementOperation,
@@ -45,6 +51,105 @@ export async function createMcpSession(
       })
       .execute(),
   );
+}
+
+/** Advisory-lock class of a server's sessions (PostgreSQL): "mcps". */
+const SESSION_LOCK_CLASS = 0x6d637073;
+
+/**
+ * Stores a new session (last used now, `row.state` as given) within its
+ * caller's and its server's quotas, counting every session stored — those
+ * of every replica — while holding a lock on the server's sessions, so
+ * initializes racing on several replicas cannot pass a quota together.
+ *
+ * Past the caller's quota, the caller's least recently used sessions make
+ * room. Past the server's, the caller's own go first, then the server's
+ * least recently used sessions not used within `inUseMs`; when those are
+ * not enough, nothing changes and ERR_SESSION_QUOTA is thrown. Returns the
+ * ids of the sessions deleted (with their stream events); the other
+ * replicas hear an `evicted` signal for each.
+ */
+export async function admitMcpSession(
+  context: StoreContext,
+  row: Omit<McpSessionRow, 'createdAt' | 'lastUsedAt'>,
+  quotas: McpSessionQuotas,
+): Promise<string[]> {
+  for (const name of ['perCaller', 'perServer'] as const) {
+    if (!Number.isInteger(quotas[name]) || quotas[name] < 1) {
+      throw new TypeError(`admitMcpSession: ${name} must be a positive integer`);
+    }
+  }
+  requireDuration(quotas.inUseMs, 'admitMcpSession: inUseMs');
+  const { subdomain, quotaKey } = row;
+  return writeOperation(context, 'opening an MCP session', null, async (trx) => {
+    if (context.dialect === 'postgres') {
+      // SQLite runs one write transaction at a time already.
+      await sql`select pg_advisory_xact_lock(${SESSION_LOCK_CLASS}, hashtext(${subdomain}))`.execute(
+        trx,
+      );
+    }
+    const now = context.now();
+    const sessionsOf = (own: boolean) =>
+      trx
+        .selectFrom('mcp_sessions')
+        .where('subdomain', '=', subdomain)
+        .where('quota_key', own ? '=' : '<>', quotaKey);
+    const countOf = async (own: boolean) =>
+      Number(
+        (
+          await sessionsOf(own)
+            .select((eb) => eb.fn.countAll().as('count'))
+            .executeTakeFirstOrThrow()
+        ).count,
+      );
+    const leastRecentlyUsed = async (own: boolean, limit: number) =>
+      (
+        await sessionsOf(own)
+          .select('id')
+          .$if(!own, (query) => query.where('last_used_at', '<', before(now, quotas.inUseMs)))
+          .orderBy('last_used_at')
+          .orderBy('id')
+          .limit(limit)
+          .execute()
+      ).map((session) => session.id);
+
+    const ownCount = await countOf(true);
+    const serverCount = ownCount + (await countOf(false));
+    // The caller makes room with its own sessions, however recently used: that costs no one else.
+    const ownNeeded = Math.max(ownCount + 1 - quotas.perCaller, serverCount + 1 - quotas.perServer);
+    const own = ownNeeded > 0 ? await leastRecentlyUsed(true, ownNeeded) : [];
+    const othersNeeded = serverCount - own.length + 1 - quotas.perServer;
+    const others = othersNeeded > 0 ? await leastRecentlyUsed(false, othersNeeded) : [];
+    if (others.length < othersNeeded) {
+      throw new McphostError(
+        'ERR_SESSION_QUOTA',
+        `too many sessions: this server holds ${quotas.perServer} sessions, all in use; retry later`,
+      );
+    }
+    const evicted = [...own, ...others];
+    for (const chunk of chunks(evicted)) {
+      await trx.deleteFrom('mcp_stream_events').where('session_id', 'in', chunk).execute();
+      await trx.deleteFrom('mcp_sessions').where('id', 'in', chunk).execute();
+    }
+    await trx
+      .insertInto('mcp_sessions')
+      .values({
+        id: row.id,
+        subdomain,
+        caller_key: row.callerKey,
+        quota_key: quotaKey,
+        state: row.state,
+        created_at: now,
+        last_used_at: now,
+      })
+      .execute();
+    await sendSessionSignals(
+      context,
+      trx,
+      evicted.map((session) => ({ kind: 'evicted', session })),
+    );
+    return evicted;
+  });
 }
 
 /** One session, or undefined. */
@@ -213,30 +318,62 @@ export async function readMcpStreamEvents(
   });
 }
 
+/** Deletes every event of one stream (it is over, or was dropped); returns how many went. */
+export async function deleteMcpStream(
+  context: StoreContext,
+  sessionId: string,
+  streamId: string,
+): Promise<number> {
+  return statementOperation(context, 'deleting an MCP stream', async (db) => {
+    const result = await db
+      .deleteFrom('mcp_stream_events')
+      .where('session_id', '=', sessionId)
+      .where('stream_id', '=', streamId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  });
+}
+
 /**
  * Deletes every event of the streams whose newest event is older than
- * `olderThanMs` milliseconds (a stream is kept or dropped whole, so a resume
- * never finds half of one); returns how many events went.
+ * `olderThanMs` milliseconds, or whose answer (final event) is older than
+ * `answeredOlderThanMs` (default: the same); a stream is kept or dropped
+ * whole, so a resume never finds half of one. Returns how many events went.
  */
 export async function pruneMcpStreamEvents(
   context: StoreContext,
   olderThanMs: number,
+  answeredOlderThanMs = olderThanMs,
 ): Promise<number> {
   requireDuration(olderThanMs, 'pruneMcpStreamEvents: olderThanMs');
-  const cutoff = before(context.now(), olderThanMs);
+  requireDuration(answeredOlderThanMs, 'pruneMcpStreamEvents: answeredOlderThanMs');
+  const now = context.now();
+  const silentCutoff = before(now, olderThanMs);
+  const answeredCutoff = before(now, answeredOlderThanMs);
   return statementOperation(context, 'pruning MCP stream events', async (db) => {
     const result = await db
       .deleteFrom('mcp_stream_events')
-      .where(({ eb, refTuple, selectFrom }) =>
-        eb(
-          refTuple('session_id', 'stream_id'),
-          'in',
-          selectFrom('mcp_stream_events')
-            .select(['session_id', 'stream_id'])
-            .groupBy(['session_id', 'stream_id'])
-            .having((having) => having.fn.max('created_at'), '<', cutoff)
-            .$asTuple('session_id', 'stream_id'),
-        ),
+      .where(({ eb, or, refTuple, selectFrom }) =>
+        or([
+          eb(
+            refTuple('session_id', 'stream_id'),
+            'in',
+            selectFrom('mcp_stream_events')
+              .select(['session_id', 'stream_id'])
+              .groupBy(['session_id', 'stream_id'])
+              .having((having) => having.fn.max('created_at'), '<', silentCutoff)
+              .$asTuple('session_id', 'stream_id'),
+          ),
+          eb(
+            refTuple('session_id', 'stream_id'),
+            'in',
+            selectFrom('mcp_stream_events')
+              .select(['session_id', 'stream_id'])
+              .where('final', '=', 1)
+              .where('created_at', '<', answeredCutoff)
+              .$asTuple('session_id', 'stream_id'),
+          ),
+        ]),
       )
       .executeTakeFirst();
     return Number(result.numDeletedRows);

@@ -25,6 +25,16 @@ export interface McpSessionRow {
   lastUsedAt: string;
 }
 
+/** The quotas a new session is stored within (session-queries.ts: admitMcpSession). */
+export interface McpSessionQuotas {
+  /** Sessions one caller (quota key) may hold on one server. */
+  perCaller: number;
+  /** Sessions one server may hold, over all its callers. */
+  perServer: number;
+  /** Another caller's session used within this many milliseconds is in use: never replaced. */
+  inUseMs: number;
+}
+
 /** One event of a response stream; seq 0 with message "" opens the stream. */
 export interface McpStreamEventRow {
   sessionId: string;
@@ -36,10 +46,16 @@ export interface McpStreamEventRow {
   final: boolean;
 }
 
-/** What one replica tells the others about sessions; `resync`: the listener reconnected, anything may have been missed. */
+/**
+ * What one replica tells the others about sessions; `ended`: closed (DELETE,
+ * idle, its server changed); `evicted`: replaced by a newer session past a
+ * quota (a call it is running finishes first); `resync`: the listener
+ * reconnected, anything may have been missed.
+ */
 export type SessionSignal =
   | { kind: 'changed'; session: string }
   | { kind: 'ended'; session: string }
+  | { kind: 'evicted'; session: string }
   | { kind: 'events'; session: string; stream: string }
   | { kind: 'message'; session: string; ref: string }
   | { kind: 'resync' };
@@ -50,6 +66,7 @@ export type SentSessionSignal = Exclude<SessionSignal, { kind: 'resync' }>;
 const sentSignalSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('changed'), session: z.string() }),
   z.object({ kind: z.literal('ended'), session: z.string() }),
+  z.object({ kind: z.literal('evicted'), session: z.string() }),
   z.object({ kind: z.literal('events'), session: z.string(), stream: z.string() }),
   z.object({ kind: z.literal('message'), session: z.string(), ref: z.string() }),
 ]);

@@ -13,6 +13,7 @@ import type { ChangeFeed, StoreChange } from './change-feed.js';
 import type { StoreDatabase } from './database-schema.js';
 import type { SecretCipher } from './secret-cipher.js';
 import { messageOf, type StoreDialectName } from './store-dialect.js';
+import type { VersionRetention } from './version-retention.js';
 
 /** Shared state of one open store. */
 export interface StoreContext {
@@ -24,14 +25,20 @@ export interface StoreContext {
   readonly changeChannel: string;
   /** Current time as an ISO string. */
   readonly now: () => string;
-  /** Invocation rows kept by pruning. */
+  /** Invocation rows kept by pruning in all, beyond each server's floor (invocation-retention.ts). */
   readonly invocationRetention: number;
+  /** Newest invocation rows each server keeps whatever the others log. */
+  readonly invocationRetentionPerServer: number;
+  /** Age past which refusal counts are pruned, in ms. */
+  readonly refusalRetentionMs: number;
   /** Largest error message plus log lines of one invocation row, in bytes. */
   readonly invocationRowMaxBytes: number;
   /** Largest total of log lines in one listed page of invocations, in bytes. */
   readonly invocationPageMaxBytes: number;
-  /** Largest total of one server's prompts and resources as stored, in bytes. */
+  /** Largest total of one server's tools, prompts and resources as stored, in bytes. */
   readonly serverEntriesMaxBytes: number;
+  /** How many saved versions of each definition are kept (version-retention.ts). */
+  readonly versionRetention: VersionRetention;
   /** Largest contents of one static resource, in bytes (what one read answers). */
   readonly staticResourceMaxBytes: number;
 }

@@ -57,10 +57,18 @@ import * as secrets from './secret-queries.js';
 import { SecretCipher } from './secret-cipher.js';
 import * as servers from './server-queries.js';
 import * as sessions from './session-queries.js';
-import type { McpSessionRow, McpStreamEventRow, SessionSignal } from './session-records.js';
+import type {
+  McpSessionQuotas,
+  McpSessionRow,
+  McpStreamEventRow,
+  SessionSignal,
+} from './session-records.js';
 import { storeFailure, type StoreContext } from './store-context.js';
 import { openStoreDatabase, type StoreDialectName } from './store-dialect.js';
 import * as tools from './tool-queries.js';
+import * as refusals from './refusal-queries.js';
+import type { RefusalCount, RefusalQuery, RefusalTotal } from './refusal-records.js';
+import type { VersionRetention } from './version-retention.js';
 
 /** Options of `openStore`. */
 export interface StoreOptions {
@@ -70,16 +78,26 @@ export interface StoreOptions {
   databaseUrl?: string;
   /** 32-byte key encrypting secrets at rest (see `loadMasterKey`). */
   masterKey: Buffer;
-  /** Invocation rows kept by `pruneInvocations`; default 10000, 0 keeps none. */
+  /** Invocation rows kept by `pruneInvocations` beyond each server's floor; default 10000. */
   invocationRetention?: number;
+  /** Newest invocation rows each server keeps whatever the others log; default 1000, 0 = no floor. */
+  invocationRetentionPerServer?: number;
+  /** Refusal counts older than this are pruned, in hours; default 24. */
+  refusalRetentionHours?: number;
   /** Largest error message plus log lines of one invocation row, in bytes; default 512 KiB. */
   invocationRowMaxBytes?: number;
   /** Largest total of log lines in one `listInvocations` page, in bytes; default 4 MiB. */
   invocationPageMaxBytes?: number;
   /** Receives operational messages; default: none. */
   log?: (message: string) => void;
-  /** Largest total of one server's prompts and resources as stored, in bytes; default 16 MiB. */
+  /** Largest total of one server's tools, prompts and resources as stored, in bytes; default 16 MiB. */
   serverEntriesMaxBytes?: number;
+  /** Versions kept of each tool, prompt and resource, the current one included; default 20. */
+  versionsKept?: number;
+  /** Largest total of one definition's kept versions, in bytes (the current is always kept); default 4 MiB. */
+  versionsMaxBytes?: number;
+  /** Largest total of every kept version of one server's definitions, in bytes; default 64 MiB. */
+  serverVersionsMaxBytes?: number;
   /** Largest contents of one static resource, in bytes; default 1 MiB. */
   staticResourceMaxBytes?: number;
   /**
@@ -100,6 +118,8 @@ const optionsSchema = z.object({
   dataDir: z.string().min(1),
   databaseUrl: z.string().min(1).optional(),
   invocationRetention: z.number().int().min(0).default(10_000),
+  invocationRetentionPerServer: z.number().int().min(0).default(1000),
+  refusalRetentionHours: z.number().int().min(1).default(24),
   invocationRowMaxBytes: z
     .number()
     .int()
@@ -120,6 +140,17 @@ const optionsSchema = z.object({
     .int()
     .min(1)
     .default(1024 * 1024),
+  versionsKept: z.number().int().min(1).default(20),
+  versionsMaxBytes: z
+    .number()
+    .int()
+    .min(1)
+    .default(4 * 1024 * 1024),
+  serverVersionsMaxBytes: z
+    .number()
+    .int()
+    .min(1)
+    .default(64 * 1024 * 1024),
   changeChannel: z
     .string()
     .max(CHANGE_CHANNEL_MAX_LENGTH)
@@ -131,6 +162,8 @@ const optionsSchema = z.object({
 export interface Store {
   /** 'sqlite' (embedded) or 'postgres'. */
   readonly dialect: StoreDialectName;
+  /** How many versions of each tool, prompt and resource are kept (older ones are pruned at save). */
+  readonly versionRetention: VersionRetention;
 
   /** Every server, ordered by subdomain. */
   listServers(): Promise<ServerRecord[]>;
@@ -147,11 +180,11 @@ export interface Store {
   listTools(subdomain: string): Promise<ToolRecord[]>;
   /** One tool, or undefined. */
   getTool(subdomain: string, name: string): Promise<ToolRecord | undefined>;
-  /** Creates or replaces a tool: version + 1 and a new tool_versions snapshot. */
+  /** Creates or replaces a tool: version + 1 and a new tool_versions snapshot (older ones pruned). */
   saveTool(subdomain: string, name: string, definition: ToolDefinitionInput): Promise<ToolRecord>;
   /** Deletes a tool with its history and pool settings. */
   deleteTool(subdomain: string, name: string): Promise<void>;
-  /** Every saved version, newest first. */
+  /** Every kept version, newest first. */
   listToolVersions(subdomain: string, name: string): Promise<ToolVersionRecord[]>;
   /** Saves the snapshot of an old version as a new version. */
   rollbackTool(subdomain: string, name: string, version: number): Promise<ToolRecord>;
@@ -173,7 +206,7 @@ export interface Store {
   ): Promise<EntryRecord<K>>;
   /** Deletes a prompt or resource with its history. */
   deleteEntry(kind: EntryKind, subdomain: string, name: string): Promise<void>;
-  /** Every saved version of a prompt or resource, newest first. */
+  /** Every kept version of a prompt or resource, newest first. */
   listEntryVersions<K extends EntryKind>(
     kind: K,
     subdomain: string,
@@ -205,8 +238,14 @@ export interface Store {
   appendInvocations(entries: readonly InvocationRecordInput[]): Promise<void>;
   /** Invocation entries, newest first (limit default 100, at most 1000). */
   listInvocations(query?: InvocationQuery): Promise<InvocationRecord[]>;
-  /** Deletes all but the newest `invocationRetention` rows; returns how many went. */
+  /** Prunes the log per server (invocation-retention.ts) and old refusal counts; returns how many rows went. */
   pruneInvocations(): Promise<number>;
+  /** Adds counts of calls refused before any code ran (per server, code and bucket). */
+  countRefusals(counts: readonly RefusalCount[]): Promise<void>;
+  /** Refusal counts by bucket, newest first. */
+  listRefusals(query?: RefusalQuery): Promise<RefusalCount[]>;
+  /** Refusal counts summed per server and code. */
+  sumRefusals(query?: RefusalQuery): Promise<RefusalTotal[]>;
 
   /** A meta value (e.g. the admin token hash), or undefined. */
   getMeta(key: string): Promise<string | undefined>;
@@ -220,6 +259,15 @@ export interface Store {
 
   /** Stores a new MCP session, created and last used now; a taken id is ERR_CONFLICT. */
   createMcpSession(row: Omit<McpSessionRow, 'createdAt' | 'lastUsedAt'>): Promise<void>;
+  /**
+   * Stores a new MCP session within its caller's and server's quotas, counted
+   * over every replica; returns the sessions it replaced (each signalled
+   * 'evicted'); ERR_SESSION_QUOTA when the server's are all in use.
+   */
+  admitMcpSession(
+    row: Omit<McpSessionRow, 'createdAt' | 'lastUsedAt'>,
+    quotas: McpSessionQuotas,
+  ): Promise<string[]>;
   /** One MCP session (a primary-key lookup), or undefined. */
   getMcpSession(id: string): Promise<McpSessionRow | undefined>;
   /** Replaces a session's state; false if there is no such session. Signals 'changed'. */
@@ -244,8 +292,14 @@ export interface Store {
     afterSeq: number,
     limit: number,
   ): Promise<McpStreamEventRow[]>;
-  /** Deletes the streams whose newest event is older than `olderThanMs` milliseconds; returns how many events. */
-  pruneMcpStreamEvents(olderThanMs: number): Promise<number>;
+  /**
+   * Deletes the streams whose newest event is older than `olderThanMs`, or
+   * whose answer is older than `answeredOlderThanMs` (default the same), in
+   * milliseconds; returns how many events.
+   */
+  pruneMcpStreamEvents(olderThanMs: number, answeredOlderThanMs?: number): Promise<number>;
+  /** Deletes every event of one stream; returns how many. */
+  deleteMcpStream(sessionId: string, streamId: string): Promise<number>;
   /** Stores a client message for whichever replica awaits it; signals 'message' with its ref. */
   relayMcpSessionMessage(sessionId: string, message: string): Promise<void>;
   /** A relayed message by ref, or undefined (unknown, or pruned after 60 s). */
@@ -301,6 +355,8 @@ export interface Store {
 
   /** Appends one audit entry. */
   appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
+  /** Replaces an audit entry's summary (a refusal entry's count, when its minute ends). */
+  setAuditSummary(id: string, summary: AuditEntryInput['summary']): Promise<void>;
   /** A page of the audit log, newest first; `visibleServers` limits it to those servers' entries. */
   listAudit(query: AuditQuery, visibleServers?: readonly string[]): Promise<AuditPage>;
   /** Deletes audit entries older than `before` (ISO); returns how many. */
@@ -352,15 +408,23 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     changeChannel,
     now: () => clock().toISOString(),
     invocationRetention: parsed.data.invocationRetention,
+    invocationRetentionPerServer: parsed.data.invocationRetentionPerServer,
+    refusalRetentionMs: parsed.data.refusalRetentionHours * 3_600_000,
     invocationRowMaxBytes: parsed.data.invocationRowMaxBytes,
     invocationPageMaxBytes: parsed.data.invocationPageMaxBytes,
     serverEntriesMaxBytes: parsed.data.serverEntriesMaxBytes,
     staticResourceMaxBytes: parsed.data.staticResourceMaxBytes,
+    versionRetention: Object.freeze({
+      versionsKept: parsed.data.versionsKept,
+      maxBytes: parsed.data.versionsMaxBytes,
+      serverMaxBytes: parsed.data.serverVersionsMaxBytes,
+    }),
   };
 
   let closed: Promise<void> | undefined;
   return {
     dialect,
+    versionRetention: context.versionRetention,
     listServers: () => servers.listServers(context),
     getServer: (subdomain) => servers.getServer(context, subdomain),
     createServer: (input) => servers.createServer(context, input),
@@ -393,12 +457,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     appendInvocations: (entries) => operations.appendInvocations(context, entries),
     listInvocations: (query) => operations.listInvocations(context, query),
     pruneInvocations: () => operations.pruneInvocations(context),
+    countRefusals: (counts) => refusals.countRefusals(context, counts),
+    listRefusals: (query) => refusals.listRefusals(context, query),
+    sumRefusals: (query) => refusals.sumRefusals(context, query),
     getMeta: (key) => operations.getMeta(context, key),
     setMeta: (key, value) => operations.setMeta(context, key, value),
     heartbeatReplica: (replicaId, staleAfterMs) =>
       replicas.heartbeatReplica(context, replicaId, staleAfterMs),
     removeReplica: (replicaId) => replicas.removeReplica(context, replicaId),
     createMcpSession: (row) => sessions.createMcpSession(context, row),
+    admitMcpSession: (row, quotas) => sessions.admitMcpSession(context, row, quotas),
     getMcpSession: (id) => sessions.getMcpSession(context, id),
     updateMcpSessionState: (id, state) => sessions.updateMcpSessionState(context, id, state),
     deleteMcpSession: (id) => sessions.deleteMcpSession(context, id),
@@ -409,7 +477,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       sessions.appendMcpStreamEvents(context, events, signal),
     readMcpStreamEvents: (sessionId, streamId, afterSeq, limit) =>
       sessions.readMcpStreamEvents(context, sessionId, streamId, afterSeq, limit),
-    pruneMcpStreamEvents: (olderThanMs) => sessions.pruneMcpStreamEvents(context, olderThanMs),
+    pruneMcpStreamEvents: (olderThanMs, answeredOlderThanMs) =>
+      sessions.pruneMcpStreamEvents(context, olderThanMs, answeredOlderThanMs),
+    deleteMcpStream: (sessionId, streamId) =>
+      sessions.deleteMcpStream(context, sessionId, streamId),
     relayMcpSessionMessage: (sessionId, message) =>
       sessions.relayMcpSessionMessage(context, sessionId, message),
     readMcpSessionMessage: (ref) => sessions.readMcpSessionMessage(context, ref),
@@ -432,6 +503,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     revokeCredential: (owner, id) => credentials.revokeCredential(context, owner, id),
     touchCredentials: (ids) => credentials.touchCredentials(context, ids),
     appendAudit: (entry) => audit.appendAudit(context, entry),
+    setAuditSummary: (id, summary) => audit.setAuditSummary(context, id, summary),
     listAudit: (query, visibleServers) => audit.listAudit(context, query, visibleServers),
     pruneAudit: (before) => audit.pruneAudit(context, before),
     exportBackup: () => backups.exportBackup(context),

@@ -48,9 +48,14 @@
  *   in the array's length (a 4 MB array, 40 minutes). It is refused unless
  *   `items` declares scalar types (ajv then hashes them) or `maxItems` is at
  *   most TOOL_SCHEMA_MAX_UNIQUE_ITEMS.
+ * - Schemas whose validation multiplies its work with each level of a value
+ *   (alternatives that each go into the same property of a recursive `$ref`:
+ *   a 200-byte schema took a minute over a value 30 levels deep), or whose
+ *   work at one place of a value passes TOOL_SCHEMA_MAX_WEIGHT, are refused,
+ *   naming the subschema (tool-schema-cost.ts reads that from the schema).
  * - Validation itself runs off the control plane's thread, under a deadline
- *   (invocation/schema-checker.ts): some schemas are exponential in the
- *   nesting of the value checked, and no rule at save can find them all.
+ *   (invocation/schema-checker.ts): what the reading above cannot follow
+ *   (dynamic references, other `$id`s) is saved, and checked as possibly slow.
  *
  * - `pattern` and `patternProperties` run on RE2's linear-time engine
  *   (re2js, a pure-JavaScript port; ajv's `code.regExp`), not JavaScript's
@@ -64,9 +69,24 @@
  *   break them. Both engines read the pattern, with a few differences
  *   (docs/tool-code.md).
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { RE2JS } from 're2js';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { MCP_HEADER_KEYWORD, mcpHeaderDeclarations } from './mcp-header-declarations.js';
 import { z } from 'zod';
+import {
+  CODE_TOO_LARGE,
+  COMMON_OPTIONS,
+  createToolSchemaCompiler,
+  withAnchorKeyword,
+  type ToolJsonSchema,
+} from './tool-schema-compiler.js';
+import { schemaCost } from './tool-schema-cost.js';
+
+export {
+  createToolSchemaCompiler,
+  TOOL_SCHEMA_MAX_CODE_CHARACTERS,
+  type ToolJsonSchema,
+  type ToolSchemaCompiler,
+} from './tool-schema-compiler.js';
 
 /** The only `$schema` a tool schema may name (and what an absent one means, per MCP). */
 export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
@@ -74,107 +94,13 @@ export const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema
 export const TOOL_SCHEMA_MAX_CHARACTERS = 65_536;
 /** Deepest nesting of objects and arrays in a tool schema (the schema itself is depth 1). */
 export const TOOL_SCHEMA_MAX_DEPTH = 64;
-/**
- * Most JavaScript ajv may generate for one tool schema, in characters (all
- * its functions together). 128 K compiles in 40–110 ms in a freshly started
- * worker, well within the default check deadline (250 ms); it is about 135
- * string properties with a minLength and a maxLength each.
- */
-export const TOOL_SCHEMA_MAX_CODE_CHARACTERS = 131_072;
 /** Longest array `uniqueItems` may compare item by item (`maxItems`), when items are not scalars. */
 export const TOOL_SCHEMA_MAX_UNIQUE_ITEMS = 1000;
-
-/** A tool schema as stored and published: a JSON object, kept exactly as written. */
-export type ToolJsonSchema = Record<string, unknown>;
 
 /** One problem of a schema; `path` is dotted and relative to the schema (empty: the schema itself). */
 export interface ToolSchemaProblem {
   path: string;
   message: string;
-}
-
-/**
- * ajv's regular expressions, on RE2 (see above). ajv keys each compiled
- * pattern by its `toString()`, so the object answers with the pattern itself
- * (two patterns must never share a key); a pattern RE2 cannot parse fails the
- * way a JavaScript one does, so `compileProblem` finds where it sits. `code`
- * would name the engine in standalone code, which is not used here.
- */
-const linearTimeRegExp = Object.assign(
-  (pattern: string) => {
-    let compiled: RE2JS;
-    try {
-      compiled = RE2JS.compile(pattern);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new SyntaxError(`Invalid regular expression: /${pattern}/: ${reason}`);
-    }
-    return { test: (text: string) => compiled.test(text), toString: () => `/${pattern}/` };
-  },
-  { code: 'linearTimeRegExp' },
-);
-
-const COMMON_OPTIONS = {
-  code: { regExp: linearTimeRegExp, optimize: false },
-  inlineRefs: false,
-  strictSchema: true,
-  strictTypes: false,
-  strictTuples: false,
-  strictRequired: false,
-  validateFormats: false,
-  allErrors: false,
-  // Never console output from the control plane; everything that matters is an error.
-  logger: false,
-} as const;
-
-/** Compiles one tool schema; see {@link createToolSchemaCompiler}. */
-export interface ToolSchemaCompiler {
-  /** The validator of `schema`; throws as ajv does, and past TOOL_SCHEMA_MAX_CODE_CHARACTERS. */
-  compile(schema: ToolJsonSchema): ValidateFunction;
-  /** Characters of JavaScript generated so far (what a compiled validator holds on to). */
-  readonly generatedCharacters: number;
-}
-
-/**
- * A compiler for one tool schema: nothing shared with any other (see above).
- * Meta-schema checks happened at save, so it skips them (and the meta-schemas).
- */
-export function createToolSchemaCompiler(): ToolSchemaCompiler {
-  let generatedCharacters = 0;
-  // ajv hands over each function's code before turning it into one: the
-  // count stops a schema there, before the JavaScript parser pays for it.
-  const countCode = (source: string) => {
-    generatedCharacters += source.length;
-    if (generatedCharacters > TOOL_SCHEMA_MAX_CODE_CHARACTERS) {
-      throw new RangeError(
-        `${CODE_TOO_LARGE} (over ${TOOL_SCHEMA_MAX_CODE_CHARACTERS} characters); split it, or use fewer keywords`,
-      );
-    }
-    return source;
-  };
-  const compiler = withAnchorKeyword(
-    new Ajv2020({
-      ...COMMON_OPTIONS,
-      code: { ...COMMON_OPTIONS.code, process: countCode },
-      validateSchema: false,
-      meta: false,
-    }),
-  );
-  return {
-    compile: (schema) => compiler.compile(schema),
-    get generatedCharacters() {
-      return generatedCharacters;
-    },
-  };
-}
-
-const CODE_TOO_LARGE = 'needs too much validation code';
-
-// ajv resolves `$anchor` but does not list it as a keyword, so strict mode
-// would call a 2020-12 core keyword unknown.
-function withAnchorKeyword(compiler: Ajv2020): Ajv2020 {
-  compiler.addKeyword({ keyword: '$anchor', schemaType: 'string' });
-  return compiler;
 }
 
 // Checks schemas against the 2020-12 meta-schema; compiled once, on first use.
@@ -192,7 +118,19 @@ export function toolJsonSchema(what: string) {
       'must be a JSON object (a JSON Schema 2020-12 schema)',
     )
     .superRefine((schema, context) => {
-      for (const problem of toolSchemaProblems(schema)) {
+      const problems = toolSchemaProblems(schema);
+      // Header marks mean something only on inputs (the client mirrors arguments into headers).
+      if (problems.length === 0) {
+        const marks = mcpHeaderDeclarations(what === 'inputSchema' ? schema : { properties: {} });
+        if (!marks.ok) problems.push({ path: marks.path, message: marks.message });
+        else if (
+          what !== 'inputSchema' &&
+          JSON.stringify(schema).includes(`"${MCP_HEADER_KEYWORD}"`)
+        ) {
+          problems.push({ path: '', message: `${MCP_HEADER_KEYWORD} marks inputs only` });
+        }
+      }
+      for (const problem of problems) {
         context.addIssue({
           code: 'custom',
           path: problem.path === '' ? [] : problem.path.split('.'),
@@ -266,6 +204,10 @@ function schemaProblems(schema: ToolJsonSchema): ToolSchemaProblem[] {
   } catch (error) {
     return [compileProblem(schema, error instanceof Error ? error.message : String(error))];
   }
+  // What compiles may still not validate in time: schemas whose work multiplies
+  // with each level of a value, or is huge at one place (tool-schema-cost.ts).
+  const cost = schemaCost(schema);
+  if (cost.kind === 'unbounded') return [{ path: cost.path, message: cost.message }];
   return [];
 }
 

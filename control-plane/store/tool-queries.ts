@@ -1,10 +1,14 @@
 /**
  * Tools of a server and their version history. Every save (a rollback too)
  * writes the tool row and a full snapshot in tool_versions in one
- * transaction, with the version one above the previous.
+ * transaction, with the version one above the previous, after checking that
+ * the server's definitions stay within their budget (definition-budget.ts),
+ * and prunes the history past its bounds (version-retention.ts). Every write
+ * names the tool it changed, so caches reload that tool alone.
  */
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
+import { McphostError } from '../errors.js';
 import type { StoreDatabase } from './database-schema.js';
 import {
   toolDefinitionSchema,
@@ -14,6 +18,12 @@ import {
   type ToolRecord,
   type ToolVersionRecord,
 } from './records.js';
+import {
+  checkDefinitionBudget,
+  lockServer,
+  MAX_TOOLS_PER_SERVER,
+  toolStoredBytes,
+} from './definition-budget.js';
 import {
   definitionFromColumns,
   definitionToColumns,
@@ -28,6 +38,7 @@ import {
   writeOperation,
   type StoreContext,
 } from './store-context.js';
+import { missingVersion, pruneVersions } from './version-retention.js';
 
 /** The tools of a server, ordered by name; ERR_NOT_FOUND if the server is absent. */
 export function listTools(context: StoreContext, subdomain: string): Promise<ToolRecord[]> {
@@ -74,7 +85,7 @@ export async function saveTool(
   return writeOperation(
     context,
     `saving tool "${validName}" of server "${subdomain}"`,
-    { subdomain, kind: 'tools' },
+    { subdomain, kind: 'tools', name: validName },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       return saveDefinition(
@@ -96,7 +107,7 @@ export async function deleteTool(
   await writeOperation(
     context,
     `deleting tool "${name}" of server "${subdomain}"`,
-    { subdomain, kind: 'tools' },
+    { subdomain, kind: 'tools', name },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       const result = await trx
@@ -114,7 +125,7 @@ export async function deleteTool(
   );
 }
 
-/** Every saved version of a tool, newest first; ERR_NOT_FOUND if the tool is absent. */
+/** Every kept version of a tool, newest first; ERR_NOT_FOUND if the tool is absent. */
 export function listToolVersions(
   context: StoreContext,
   subdomain: string,
@@ -149,12 +160,12 @@ export function rollbackTool(
   return writeOperation(
     context,
     `rolling back tool "${name}" of server "${subdomain}"`,
-    { subdomain, kind: 'tools' },
+    { subdomain, kind: 'tools', name },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       const tool = await trx
         .selectFrom('tools')
-        .select('id')
+        .select(['id', 'version'])
         .where('server_id', '=', serverId)
         .where('name', '=', name)
         .executeTakeFirst();
@@ -165,7 +176,9 @@ export function rollbackTool(
         .where('tool_id', '=', tool.id)
         .where('version', '=', version)
         .executeTakeFirst();
-      if (snapshot === undefined) throw notFound(`version ${version} of tool "${name}"`);
+      if (snapshot === undefined) {
+        throw missingVersion(`tool "${name}"`, version, tool.version, context.versionRetention);
+      }
       return saveDefinition(
         context,
         trx,
@@ -184,6 +197,7 @@ async function saveDefinition(
 ): Promise<ToolRecord> {
   const now = context.now();
   const columns = definitionToColumns(definition);
+  await lockServer(context, trx, target.serverId);
   const existing = await trx
     .selectFrom('tools')
     .select(['id', 'version', 'created_at'])
@@ -192,6 +206,13 @@ async function saveDefinition(
     // Concurrent saves of one tool on PostgreSQL queue here instead of colliding on the version.
     .$if(context.dialect === 'postgres', (query) => query.forUpdate())
     .executeTakeFirst();
+
+  if (existing === undefined) await checkToolCount(trx, target.serverId);
+  await checkDefinitionBudget(context, trx, target.serverId, {
+    table: 'tools',
+    id: existing?.id,
+    bytes: toolStoredBytes(columns),
+  });
 
   const id = existing?.id ?? randomUUID();
   const version = (existing?.version ?? 0) + 1;
@@ -220,6 +241,7 @@ async function saveDefinition(
     .insertInto('tool_versions')
     .values({ tool_id: id, version, ...columns, saved_at: now })
     .execute();
+  await pruneVersions(context, trx, { serverId: target.serverId, history: 'tool', itemId: id });
   return {
     subdomain: target.subdomain,
     name: target.name,
@@ -228,4 +250,18 @@ async function saveDefinition(
     createdAt,
     updatedAt: now,
   };
+}
+
+async function checkToolCount(trx: Transaction<StoreDatabase>, serverId: string): Promise<void> {
+  const { count } = await trx
+    .selectFrom('tools')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('server_id', '=', serverId)
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= MAX_TOOLS_PER_SERVER) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `a server holds at most ${MAX_TOOLS_PER_SERVER} tools; delete one first`,
+    );
+  }
 }

@@ -536,17 +536,68 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
     }
 
     /**
-     * @param {unknown} message
-     * @param {unknown} requestedSchema
+     * The `key` of a request to the client, read once from `options`; the
+     * host checks its form.
+     * @param {string} name the sdk function, for messages
+     * @param {unknown} options
+     * @returns {string | undefined}
      */
-    function elicit(message, requestedSchema) {
-      return callHost('client.elicit', { message: message, requestedSchema: requestedSchema });
+    function keyOf(name, options) {
+      if (options === undefined || options === null) return undefined;
+      if (typeof options !== 'object') {
+        throw new CtxTypeError(name + ': options must be an object such as {key: "name"}');
+      }
+      const key = /** @type {{ key?: unknown }} */ (options).key;
+      if (key !== undefined && typeof key !== 'string') {
+        throw new CtxTypeError(name + ': options.key must be a string');
+      }
+      return key;
     }
 
-    /** @param {unknown} request {messages, maxTokens, systemPrompt?, ...} */
-    function sample(request) {
-      return callHost('client.sample', request);
+    /**
+     * @param {unknown} message
+     * @param {unknown} requestedSchema
+     * @param {unknown} [options] {key?}
+     */
+    function elicit(message, requestedSchema, options) {
+      return callHost('client.elicit', {
+        message: message,
+        requestedSchema: requestedSchema,
+        key: keyOf('sdk.elicit', options),
+      });
     }
+
+    /**
+     * @param {unknown} request {messages, maxTokens, systemPrompt?, ...}
+     * @param {unknown} [options] {key?}
+     */
+    function sample(request, options) {
+      const key = keyOf('sdk.sample', options);
+      if (key === undefined) return callHost('client.sample', request);
+      // A copy with the key beside the request's fields (read once, as the host will).
+      let args;
+      try {
+        args = JSONParse(JSONStringify(request));
+      } catch (error) {
+        return rejected(
+          'ERR_INVALID_ARGUMENT',
+          'arguments of client.sample are not JSON-serialisable: ' + messageOf(error),
+        );
+      }
+      if (args === null || typeof args !== 'object' || ArrayIsArray(args)) {
+        return rejected('ERR_INVALID_ARGUMENT', 'sdk.sample: the request must be an object');
+      }
+      args.key = key;
+      return callHost('client.sample', args);
+    }
+
+    /** @param {unknown} [options] {key?} */
+    function roots(options) {
+      return callHost('client.roots', { key: keyOf('sdk.roots', options) });
+    }
+
+    /** What the calling client declared (`sdk.client`); null in a test run. Set by start. */
+    let callingClient = /** @type {unknown} */ (null);
 
     /**
      * Asks the control plane to end the HTTP response carrying this call now,
@@ -569,9 +620,17 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       progress: progress,
       elicit: elicit,
       sample: sample,
+      roots: roots,
       closeStream: closeStream,
     };
     ObjectDefineProperty(sdk, 'lodash', { enumerable: true, configurable: false, get: lodash });
+    ObjectDefineProperty(sdk, 'client', {
+      enumerable: true,
+      configurable: false,
+      get: function client() {
+        return callingClient;
+      },
+    });
 
     // ---------------------------------------------------------------- console
     /** @param {string} level */
@@ -829,10 +888,12 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
      * @param {unknown} tool
      * @param {string} paramsJson
      * @param {string} envJson
+     * @param {string} clientJson
      */
-    function start(tool, paramsJson, envJson) {
+    function start(tool, paramsJson, envJson, clientJson) {
       const params = JSONParse(paramsJson);
       const env = ObjectFreeze(JSONParse(envJson));
+      callingClient = deepFreeze(JSONParse(clientJson));
       let promise;
       try {
         promise = ReflectApply(/** @type {Function} */ (tool), undefined, [
@@ -846,6 +907,25 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
         return;
       }
       then(promise, settleWith, fail);
+    }
+
+    /**
+     * Freezes a parsed JSON value through and through: `sdk.client` is what the
+     * client said, and no tool code may rewrite it for the code after it.
+     * @param {unknown} value
+     * @returns {unknown}
+     */
+    function deepFreeze(value) {
+      if (value !== null && typeof value === 'object') {
+        const keys = ObjectKeys(value);
+        for (let i = 0; i < keys.length; i++) {
+          deepFreeze(
+            /** @type {Record<string, unknown>} */ (value)[/** @type {string} */ (keys[i])],
+          );
+        }
+        ObjectFreeze(value);
+      }
+      return value;
     }
 
     function cancel() {

@@ -136,17 +136,34 @@ export type DbQueryArgs = z.infer<typeof DbQueryArgs>;
 
 const LONG_TEXT = 256 * 1024;
 
+/**
+ * The name a tool gives one request to its client (`{key}` of sdk.elicit,
+ * sdk.sample, sdk.roots): in the modern era it keys the request in the
+ * call's `inputRequests`, so a tool that retries the same question keeps
+ * its key. Absent: the control plane makes one up.
+ */
+export const InputKey = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'a key is 1–64 of A–Z a–z 0–9 _ . -');
+
 export const ElicitArgs = z.object({
   message: z.string().min(1).max(LONG_TEXT),
   requestedSchema: z.record(z.string(), z.unknown()),
+  key: InputKey.optional(),
 });
 export type ElicitArgs = z.infer<typeof ElicitArgs>;
 
+/** The request as MCP's `sampling/createMessage` takes it, with `key` beside its fields. */
 export const SampleArgs = z.looseObject({
   messages: z.array(z.unknown()).min(1).max(1024),
   maxTokens: z.number().int().positive(),
+  key: InputKey.optional(),
 });
 export type SampleArgs = z.infer<typeof SampleArgs>;
+
+/** `sdk.roots()`: the client's roots (`roots/list`); only a key to give. */
+export const RootsArgs = z.strictObject({ key: InputKey.optional() });
+export type RootsArgs = z.infer<typeof RootsArgs>;
 
 /** The operations the broker performs, with the schema of each one's arguments. */
 export const BROKER_OPERATIONS = {
@@ -161,6 +178,7 @@ export type BrokerOperation = keyof typeof BROKER_OPERATIONS;
 export const CLIENT_OPERATIONS = {
   'client.elicit': ElicitArgs,
   'client.sample': SampleArgs,
+  'client.roots': RootsArgs,
 } as const;
 export type ClientOperation = keyof typeof CLIENT_OPERATIONS;
 
@@ -206,6 +224,18 @@ export const ProgressMessage = z.object({
  */
 export const DisconnectMessage = z.object({
   type: z.literal('disconnect'),
+  invocation: InvocationId,
+});
+
+/**
+ * The invocation now waits on nothing but its requests to the calling client
+ * (sdk.elicit, sdk.sample, sdk.roots): no other call, no timer, no microtask
+ * is left to run. Sent once each time it comes to that state, after the
+ * `call` lines it waits on. A modern-era call answers `input_required` then;
+ * the legacy era, whose requests are already on their way, ignores it.
+ */
+export const WaitingMessage = z.object({
+  type: z.literal('waiting'),
   invocation: InvocationId,
 });
 
@@ -297,6 +327,7 @@ export const HarnessMessage = z.discriminatedUnion('type', [
   LogMessage,
   ProgressMessage,
   DisconnectMessage,
+  WaitingMessage,
   CallMessage,
   ResultMessage,
 ]);
@@ -305,6 +336,7 @@ export type LogMessage = z.infer<typeof LogMessage>;
 export type ProgressMessage = z.infer<typeof ProgressMessage>;
 export type DisconnectMessage = z.infer<typeof DisconnectMessage>;
 export type CallMessage = z.infer<typeof CallMessage>;
+export type WaitingMessage = z.infer<typeof WaitingMessage>;
 export type ResultMessage = z.infer<typeof ResultMessage>;
 export type HarnessMessage = z.infer<typeof HarnessMessage>;
 
@@ -331,6 +363,19 @@ export const InvokeLimits = z.object({
 });
 export type InvokeLimits = z.infer<typeof InvokeLimits>;
 
+/**
+ * What the calling MCP client declared: its protocol version, capabilities
+ * and name (the initialize of its session, or the `_meta` of its request).
+ * The client's own words, passed to its own call: checked for shape only.
+ */
+export const CallingClientInfo = z.object({
+  protocolVersion: z.string().max(64),
+  era: z.enum(['legacy', 'modern']),
+  capabilities: z.record(z.string(), z.unknown()),
+  info: z.looseObject({ name: z.string(), version: z.string() }).optional(),
+});
+export type CallingClientInfo = z.infer<typeof CallingClientInfo>;
+
 export const InvokeMessage = z.object({
   type: z.literal('invoke'),
   invocation: InvocationId,
@@ -343,6 +388,8 @@ export const InvokeMessage = z.object({
   limits: InvokeLimits,
   /** True when the caller sent a progress token: only then does `sdk.progress` send anything. */
   progress: z.boolean().optional(),
+  /** The MCP client that made the call, as `sdk.client` shows it; absent in a test run. */
+  client: CallingClientInfo.optional(),
 });
 
 export const ReplyMessage = z.discriminatedUnion('ok', [

@@ -32,32 +32,30 @@ describe('AddressThrottle', () => {
       expect(throttle.take('192.0.2.1')).toEqual({ allowed: true });
       clock.advance(1000);
     }
-    expect(throttle.take('192.0.2.1')).toEqual({
-      allowed: false,
-      retryAfterSeconds: 50,
-      firstRefusal: true,
-    });
+    expect(throttle.take('192.0.2.1')).toEqual({ allowed: false, retryAfterSeconds: 50 });
     // Another address has its own allowance.
     expect(throttle.take('192.0.2.2')).toEqual({ allowed: true });
     clock.advance(49_000);
-    // Refused again within the minute: not worth recording again.
-    expect(throttle.take('192.0.2.1')).toEqual({
-      allowed: false,
-      retryAfterSeconds: 1,
-      firstRefusal: false,
-    });
+    expect(throttle.take('192.0.2.1')).toEqual({ allowed: false, retryAfterSeconds: 1 });
     clock.advance(1000);
     // The first attempt left the window; the second (1 s later) has not.
     expect(throttle.take('192.0.2.1')).toEqual({ allowed: true });
-    expect(throttle.take('192.0.2.1')).toEqual({
-      allowed: false,
-      retryAfterSeconds: 1,
-      firstRefusal: false,
-    });
-    clock.advance(60_000);
-    for (let attempt = 0; attempt < 10; attempt += 1) throttle.take('192.0.2.1');
-    // A minute after the last one noted, a refusal is worth recording again.
-    expect(throttle.take('192.0.2.1')).toMatchObject({ allowed: false, firstRefusal: true });
+    expect(throttle.take('192.0.2.1')).toEqual({ allowed: false, retryAfterSeconds: 1 });
+  });
+
+  it('checks without counting: failures alone spend the allowance when only they are taken', () => {
+    const clock = fakeClock();
+    const throttle = new AddressThrottle({ perMinute: 3, now: clock.now });
+    // Checked a thousand times (right tokens): nothing spent.
+    for (let check = 0; check < 1000; check += 1) {
+      expect(throttle.check('198.51.100.7')).toEqual({ allowed: true });
+    }
+    for (let failure = 0; failure < 3; failure += 1) throttle.take('198.51.100.7');
+    clock.advance(10_000);
+    expect(throttle.check('198.51.100.7')).toEqual({ allowed: false, retryAfterSeconds: 50 });
+    expect(throttle.check('203.0.113.20')).toEqual({ allowed: true });
+    clock.advance(50_000);
+    expect(throttle.check('198.51.100.7')).toEqual({ allowed: true });
   });
 
   it('caps any 60-second window, also across a minute boundary', () => {
@@ -66,11 +64,7 @@ describe('AddressThrottle', () => {
     clock.advance(59_000);
     for (let attempt = 0; attempt < 3; attempt += 1) expect(throttle.take('a').allowed).toBe(true);
     clock.advance(2000); // a fixed per-minute counter would have reset here
-    expect(throttle.take('a')).toEqual({
-      allowed: false,
-      retryAfterSeconds: 58,
-      firstRefusal: true,
-    });
+    expect(throttle.take('a')).toEqual({ allowed: false, retryAfterSeconds: 58 });
   });
 
   it('does not count refused attempts', () => {

@@ -2,15 +2,17 @@
  * Runs the official MCP conformance CLI (`conformance server`) from an
  * installed npm package under a chosen Node binary, and reads its results.
  *
- * One CLI run covers every server scenario (`--suite all`, which includes the
- * pending ones such as `json-schema-2020-12`); `--output-dir` makes it write
- * one `server-{scenario}-{timestamp}/checks.json` per scenario, which is what
- * we read — the same checks its summary counts. A scenario passes, as the CLI
- * judges it, when none of its checks is a FAILURE; we also require at least
- * one SUCCESS, so a scenario that checked nothing never counts as passed.
+ * One CLI run covers one requirement set (`--requirements <revision>`): the
+ * scenarios that revision scores, then the ones it only reports (extensions,
+ * pending, added after release), all at that revision's wire version.
+ * `--output-dir` makes it write one `server-{scenario}-{timestamp}/checks.json`
+ * per scenario, which is what we read — the same checks its summary counts.
+ * A scenario passes, as the CLI judges it, when none of its checks is a
+ * FAILURE; we also require at least one SUCCESS, so a scenario that checked
+ * nothing never counts as passed.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -41,18 +43,29 @@ export interface ScenarioOutcome {
 
 /** An installed conformance package. */
 export interface ConformancePackage {
-  /** The npm name it is installed under (an alias for the second version). */
+  /** The npm name it is installed under. */
   installedAs: string;
   version: string;
   /** The CLI's entry file (`bin.conformance`). */
   cli: string;
 }
 
-/** One full run of the server suite. */
+/** The server scenarios of one requirement set, as `list --server --requirements` gives them. */
+export interface RequirementSetListing {
+  /** Scored: the revision requires them. */
+  scored: string[];
+  /** Run and reported but never scored, with the suite's reason (`extension`, `pending`…). */
+  notScored: Map<string, string>;
+}
+
+/** One full run of the server suite for one requirement set. */
 export interface ConformanceRun {
+  requirements: string;
   outcomes: Map<string, ScenarioOutcome>;
-  /** Every server scenario the CLI lists. */
+  /** Every server scenario the run covers: the scored ones, then the others. */
   listed: string[];
+  /** The suite's own split of `listed`. */
+  listing: RequirementSetListing;
   exitCode: number | null;
   output: string;
   durationMs: number;
@@ -110,39 +123,70 @@ function runNode(node: string, args: string[], timeoutMs: number): Promise<Proce
   });
 }
 
-/** The server scenarios the CLI lists (`list --server`: lines `  - name [versions]`). */
+/**
+ * The server scenarios of a requirement set, from `list --server --requirements`:
+ * the scored ones under "Server scenarios", one `  - name` a line; the others
+ * under "Run and reported, but never scored", as `    - name [server]` below
+ * a `  reason (n):` line.
+ */
 export async function listServerScenarios(
   node: string,
   pkg: ConformancePackage,
-): Promise<string[]> {
-  const { exitCode, output } = await runNode(node, [pkg.cli, 'list', '--server'], 60_000);
-  const scenarios: string[] = [];
-  let inServerSection = false;
+  requirements: string,
+): Promise<RequirementSetListing> {
+  const { exitCode, output } = await runNode(
+    node,
+    [pkg.cli, 'list', '--server', '--requirements', requirements],
+    60_000,
+  );
+  const scored: string[] = [];
+  const notScored = new Map<string, string>();
+  let section: 'server' | 'not-scored' | undefined;
+  let reason = '';
   for (const line of output.split('\n')) {
-    if (/^Server scenarios/.test(line)) inServerSection = true;
-    else if (/^\S/.test(line)) inServerSection = false;
-    const item = inServerSection ? /^\s+- (\S+)/.exec(line) : null;
-    if (item) scenarios.push(item[1]!);
+    if (/^Server scenarios/.test(line)) section = 'server';
+    else if (/^Run and reported, but never scored/.test(line)) section = 'not-scored';
+    else if (/^\S/.test(line)) section = undefined;
+    if (section === 'server') {
+      const item = /^ {2}- (\S+)\s*$/.exec(line);
+      if (item) scored.push(item[1]!);
+    } else if (section === 'not-scored') {
+      const heading = /^ {2}(\S[^(]*?) \(\d+\):$/.exec(line);
+      if (heading) reason = heading[1]!;
+      const item = /^ {4}- (\S+) \[server\]$/.exec(line);
+      if (item) notScored.set(item[1]!, reason);
+    }
   }
-  if (exitCode !== 0 || scenarios.length === 0) {
+  if (exitCode !== 0 || scored.length === 0) {
     throw new Error(
       `conformance ${pkg.version} (${pkg.cli}) under ${node} listed no server scenarios ` +
-        `(exit ${exitCode}):\n${output}`,
+        `for --requirements ${requirements} (exit ${exitCode}):\n${output}`,
     );
   }
-  return scenarios;
+  return { scored, notScored };
 }
 
 /** `server-{scenario}-{ISO time with : and . as -}` (the CLI's result folder name). */
 const RESULT_FOLDER = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
+
+/** Longest text of one problem line, in characters; the checks.json holds the rest. */
+const PROBLEM_MAX_CHARS = 600;
+
+/** What a check said, on one line and at most PROBLEM_MAX_CHARS long. */
+function said(check: ConformanceCheck): string {
+  const text = (check.errorMessage ?? check.description).replace(/\s*\n\s*/g, ' ⏎ ');
+  return text.length <= PROBLEM_MAX_CHARS
+    ? text
+    : `${text.slice(0, PROBLEM_MAX_CHARS)}… (${text.length - PROBLEM_MAX_CHARS} more characters)`;
+}
 
 function outcomeOf(scenario: string, checks: ConformanceCheck[]): ScenarioOutcome {
   const failures = checks.filter((check) => check.status === 'FAILURE');
   const warnings = checks.filter((check) => check.status === 'WARNING');
   const successes = checks.filter((check) => check.status === 'SUCCESS');
   const problems = [
-    ...failures.map((check) => `${check.id}: ${check.errorMessage ?? check.description}`),
-    ...warnings.map((check) => `WARNING ${check.id}: ${check.errorMessage ?? check.description}`),
+    ...failures.map((check) => `${check.id}: ${said(check)}`),
+    ...warnings.map((check) => `WARNING ${check.id}: ${said(check)}`),
   ];
   const verdict: ScenarioVerdict =
     failures.length > 0 ? 'fail' : successes.length > 0 ? 'pass' : 'nothing-checked';
@@ -154,31 +198,68 @@ function outcomeOf(scenario: string, checks: ConformanceCheck[]): ScenarioOutcom
   return { scenario, verdict, checks, problems };
 }
 
-/** Runs every server scenario of `pkg` under `node` against `url` (a `/mcp` address). */
+/**
+ * The check standing for a scenario that threw before writing its
+ * checks.json (the CLI then prints `Failed to run scenario {name}: {error}`
+ * and counts it as a FAILURE), with the CLI's words when it printed them.
+ */
+function abortedScenario(scenario: string, output: string): ConformanceCheck {
+  const marker = `Failed to run scenario ${scenario}:`;
+  const at = output.indexOf(marker);
+  const said =
+    at < 0
+      ? ''
+      : output
+          .slice(at + marker.length)
+          .split('\n')[0]!
+          .trim();
+  return {
+    id: scenario,
+    name: scenario,
+    description: 'Failed to run scenario',
+    status: 'FAILURE',
+    errorMessage: `the scenario ended before writing its checks.json${said ? `: ${said}` : ''}`,
+  };
+}
+
+/**
+ * Runs every server scenario of one requirement set (`requirements`, such as
+ * `2026-07-28`) of `pkg` under `node` against `url` (a `/mcp` address).
+ */
 export async function runConformanceSuite(
   node: string,
   pkg: ConformancePackage,
   url: string,
+  requirements: string,
 ): Promise<ConformanceRun> {
   const started = Date.now();
-  const listed = await listServerScenarios(node, pkg);
+  const listing = await listServerScenarios(node, pkg, requirements);
   const outputDir = mkdtempSync(join(tmpdir(), 'mcphost-conformance-'));
   try {
     const { exitCode, output } = await runNode(
       node,
-      [pkg.cli, 'server', '--url', url, '--suite', 'all', '--output-dir', outputDir],
+      [pkg.cli, 'server', '--url', url, '--requirements', requirements, '--output-dir', outputDir],
       RUN_TIMEOUT_MS,
     );
     const outcomes = new Map<string, ScenarioOutcome>();
     for (const folder of readdirSync(outputDir)) {
       const scenario = RESULT_FOLDER.exec(folder)?.[1];
       if (scenario === undefined) continue;
-      const checks = JSON.parse(
-        readFileSync(join(outputDir, folder, 'checks.json'), 'utf8'),
-      ) as ConformanceCheck[];
+      const checksFile = join(outputDir, folder, 'checks.json');
+      const checks = existsSync(checksFile)
+        ? (JSON.parse(readFileSync(checksFile, 'utf8')) as ConformanceCheck[])
+        : [abortedScenario(scenario, output)];
       outcomes.set(scenario, outcomeOf(scenario, checks));
     }
-    return { outcomes, listed, exitCode, output, durationMs: Date.now() - started };
+    return {
+      requirements,
+      outcomes,
+      listed: [...listing.scored, ...listing.notScored.keys()],
+      listing,
+      exitCode,
+      output,
+      durationMs: Date.now() - started,
+    };
   } finally {
     rmSync(outputDir, { recursive: true, force: true });
   }

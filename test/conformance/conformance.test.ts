@@ -1,44 +1,44 @@
 /**
- * The official MCP conformance suite (`@modelcontextprotocol/conformance`)
- * against a hosted server, as an SDK maintainer would run it: a real control
- * plane, fixture tools, prompts and resources saved through the admin API
- * over HTTP, and the suite's
- * own CLI as the client — 0.1.13 under this Node (20), 0.1.16 under Node 22
- * from npm. Each version runs every server scenario once; the required ones
- * (scenarios.ts) must pass, with the checks REQUIRED_SUCCESSES names reporting
- * SUCCESS; the others' outcomes are printed.
+ * The official MCP conformance suite (`@modelcontextprotocol/conformance`
+ * 0.2.0-alpha.12) against a hosted server, as an SDK maintainer would run
+ * it: a real control plane, fixture tools, prompts and resources saved
+ * through the admin API over HTTP, and the suite's own CLI as the client,
+ * under Node 22 from npm (node22.ts). It runs once per requirement set
+ * (`--requirements 2026-07-28`, the stateless modern era, and
+ * `--requirements 2025-11-25`, the initialize handshake), each at its own
+ * wire version; the required scenarios (scenarios.ts) must pass, with the
+ * checks REQUIRED_SUCCESSES names reporting SUCCESS; the others' outcomes
+ * (the tasks extension, the pending ones) are printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import {
-  locateConformancePackage,
-  runConformanceSuite,
-  type ConformancePackage,
-} from './conformance-cli.js';
+  startTestControlPlane,
+  TEST_ADMIN_TOKEN,
+  type TestControlPlane,
+} from '../support/control-plane.js';
+import { locateConformancePackage, runConformanceSuite } from './conformance-cli.js';
+import { ADMIN_TOKEN_SECRET } from './fixture-diagnostic-tools.js';
 import { conformanceFixtureEntries } from './fixture-entries.js';
 import { conformanceFixtureTools } from './fixture-tools.js';
 import { startHostForwardingProxy, type HostForwardingProxy } from './host-forwarding-proxy.js';
 import { provisionNode22 } from './node22.js';
-import { formatRun, requiredFailures } from './run-report.js';
-import { NOT_REQUIRED_SCENARIOS, REQUIRED_SCENARIOS, REQUIRED_SUCCESSES } from './scenarios.js';
+import { formatRun, missingSuccesses, requiredFailures, unclassified } from './run-report.js';
+import { REQUIREMENT_SETS } from './scenarios.js';
 
 const SUBDOMAIN = 'conformance';
-
-/** Each supported suite version: where npm installed it, and the Node that runs it. */
-const VERSIONS: {
-  installedAs: string;
-  node: () => Promise<{ binary: string; version: string }>;
-}[] = [
-  {
-    installedAs: 'mcp-conformance-0-1-13',
-    node: async () => ({ binary: process.execPath, version: process.version }),
-  },
-  { installedAs: '@modelcontextprotocol/conformance', node: provisionNode22 },
-];
+const CONFORMANCE_PACKAGE = '@modelcontextprotocol/conformance';
 
 let plane: TestControlPlane;
 let proxy: HostForwardingProxy;
 const failedSaves: string[] = [];
+
+/** Records a refused save instead of throwing, so the suite still runs and shows every scenario. */
+async function save(what: string, path: string, body: unknown): Promise<void> {
+  const saved = await plane.admin('PUT', `/api/servers/${SUBDOMAIN}/${path}`, body);
+  if (saved.status !== 200 && saved.status !== 201) {
+    failedSaves.push(`${what}: ${saved.status} ${JSON.stringify(saved.body)}`);
+  }
+}
 
 beforeAll(async () => {
   plane = await startTestControlPlane();
@@ -47,36 +47,30 @@ beforeAll(async () => {
     name: 'MCP conformance fixtures',
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  // The CLI is one caller opening a session per scenario, a few hundred requests in
-  // seconds, two runs back to back: the default limit (burst 60) refuses it partway
-  // with 429, so the server gets a limit of its own, as an operator would give it.
+  // The CLI is one caller opening a session (or sending a stateless request) per
+  // step, a few hundred requests in seconds, two runs back to back: the default
+  // limit (burst 60) refuses it partway with 429, so the server gets a limit of its
+  // own, as an operator would give it.
   const limited = await plane.admin('PATCH', `/api/servers/${SUBDOMAIN}/settings`, {
     rateLimit: { perMinute: 100_000, burst: 10_000 },
   });
   expect(limited.status, JSON.stringify(limited.body)).toBe(200);
-  // A save that is refused is recorded, not thrown: the suite still runs and
-  // shows what every scenario reports, and the save test below names the refusal.
-  for (const tool of conformanceFixtureTools()) {
-    const saved = await plane.admin(
-      'PUT',
-      `/api/servers/${SUBDOMAIN}/tools/${tool.name}`,
-      tool.body,
-    );
-    if (saved.status !== 201) {
-      failedSaves.push(`${tool.name}: ${saved.status} ${JSON.stringify(saved.body)}`);
-    }
+  // The 2026-07-28 run abandons about ten calls that wait for input (a first round
+  // it never retries, a tampered retry): each keeps its container leased until its
+  // time limit (ASKING_LIMITS), so the server's pool may grow past the default 4
+  // for that while, as an operator of such a server would allow.
+  const pooled = await plane.admin('PUT', `/api/pools/${SUBDOMAIN}`, { minWarm: 1, maxSize: 16 });
+  expect(pooled.status, JSON.stringify(pooled.body)).toBe(200);
+  // The list_changed triggers save an entry through the admin API from tool code.
+  await save(`secret ${ADMIN_TOKEN_SECRET}`, `secrets/${ADMIN_TOKEN_SECRET}`, {
+    value: TEST_ADMIN_TOKEN,
+  });
+  const context = { adminUrl: plane.adminUrl, subdomain: SUBDOMAIN };
+  for (const tool of conformanceFixtureTools(context)) {
+    await save(`tools/${tool.name}`, `tools/${tool.name}`, tool.body);
   }
   for (const entry of conformanceFixtureEntries()) {
-    const saved = await plane.admin(
-      'PUT',
-      `/api/servers/${SUBDOMAIN}/${entry.kind}/${entry.name}`,
-      entry.body,
-    );
-    if (saved.status !== 201) {
-      failedSaves.push(
-        `${entry.kind}/${entry.name}: ${saved.status} ${JSON.stringify(saved.body)}`,
-      );
-    }
+    await save(`${entry.kind}/${entry.name}`, `${entry.kind}/${entry.name}`, entry.body);
   }
   proxy = await startHostForwardingProxy({ port: plane.port, host: plane.mcpUrl(SUBDOMAIN).host });
 }, 180_000);
@@ -90,27 +84,19 @@ it('saves every fixture tool, prompt and resource through the admin API', () => 
   expect(failedSaves).toEqual([]);
 });
 
-describe.each(VERSIONS)('conformance suite $installedAs', ({ installedAs, node }) => {
+describe.each(REQUIREMENT_SETS)('conformance suite, --requirements %s', (set) => {
   it('passes every required server scenario', async () => {
-    const pkg: ConformancePackage = locateConformancePackage(installedAs);
-    const runtime = await node();
-    const run = await runConformanceSuite(runtime.binary, pkg, `${proxy.url}/mcp`);
+    const pkg = locateConformancePackage(CONFORMANCE_PACKAGE);
+    const runtime = await provisionNode22();
+    const run = await runConformanceSuite(runtime.binary, pkg, `${proxy.url}/mcp`, set);
     const label = `conformance ${pkg.version} under Node ${runtime.version}`;
-    console.log(formatRun(label, run));
+    console.log(formatRun(label, run, set));
 
-    const unclassified = run.listed.filter(
-      (scenario) => !REQUIRED_SCENARIOS.includes(scenario) && !(scenario in NOT_REQUIRED_SCENARIOS),
+    expect(unclassified(run, set), `${label} has scenarios scenarios.ts does not classify`).toEqual(
+      [],
     );
-    expect(unclassified, `${label} has scenarios scenarios.ts does not classify`).toEqual([]);
     expect(run.outcomes.size, `${label} wrote no results:\n${run.output}`).toBeGreaterThan(0);
-    expect(requiredFailures(run), label).toEqual([]);
-    for (const [scenario, checkIds] of Object.entries(REQUIRED_SUCCESSES)) {
-      const checks = run.outcomes.get(scenario)?.checks ?? [];
-      const statuses = checkIds.map((id) => [
-        id,
-        checks.find((check) => check.id === id)?.status ?? 'absent',
-      ]);
-      expect(statuses, `${label}: ${scenario}`).toEqual(checkIds.map((id) => [id, 'SUCCESS']));
-    }
+    expect(requiredFailures(run, set), label).toEqual([]);
+    expect(missingSuccesses(run, set), label).toEqual([]);
   }, 600_000);
 });

@@ -4,7 +4,11 @@
  * (templates where a template does, code where the result depends on an
  * argument's shape) and saved through the admin API as
  * `PUT /api/servers/{sub}/prompts/{name}` and `…/resources/{name}` bodies.
+ * Both requirement sets read the same entries; the 2026-07-28 one adds a
+ * prompt whose code asks the client (input-required-result-non-tool-request).
  */
+import { LIST_CHANGED_PROBE_PROMPT } from './fixture-diagnostic-tools.js';
+import { ASKING_LIMITS } from './fixture-input-tools.js';
 import { redPixelPngBase64 } from './sample-media.js';
 
 export interface FixtureEntry {
@@ -94,7 +98,31 @@ export function conformanceFixtureEntries(): FixtureEntry[] {
       },
     },
     {
-      // resources-list, resources-read-text
+      // input-required-result-non-tool-request (2026-07-28): prompts/get answers
+      // input_required (key user_context), the retry gets the messages
+      kind: 'prompts',
+      name: 'test_input_required_result_prompt',
+      body: {
+        description: 'A prompt that asks the client for its context first',
+        code: `const answer = await sdk.elicit('What context should the prompt use?', {
+  type: 'object', properties: { context: { type: 'string' } }, required: ['context'],
+}, { key: 'user_context' });
+const context = answer.action === 'accept' ? answer.content.context : '(none given)';
+return [{ role: 'user', content: sdk.content.text('Use the following context: ' + context) }];`,
+        limits: ASKING_LIMITS,
+      },
+    },
+    {
+      // server-stateless (2026-07-28): saved again by test_trigger_prompt_change
+      kind: 'prompts',
+      name: LIST_CHANGED_PROBE_PROMPT,
+      body: {
+        description: 'Saved again by test_trigger_prompt_change.',
+        messages: [{ role: 'user', content: { type: 'text', text: 'probe' } }],
+      },
+    },
+    {
+      // resources-list, resources-read-text, caching (ttlMs and cacheScope on list and read)
       kind: 'resources',
       name: 'static-text',
       body: {
@@ -105,7 +133,7 @@ export function conformanceFixtureEntries(): FixtureEntry[] {
       },
     },
     {
-      // resources-read-binary
+      // resources-read-binary; first in resources/list, so also what caching reads
       kind: 'resources',
       name: 'static-binary',
       body: {
@@ -127,7 +155,7 @@ export function conformanceFixtureEntries(): FixtureEntry[] {
       },
     },
     {
-      // resources-subscribe, resources-unsubscribe
+      // resources-subscribe, resources-unsubscribe (2025-11-25)
       kind: 'resources',
       name: 'watched-resource',
       body: {

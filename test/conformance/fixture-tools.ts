@@ -4,8 +4,16 @@
  * JSON Schema `inputSchema`) and saved through the admin API as
  * `PUT /api/servers/{sub}/tools/{name}` bodies. Names, arguments and results
  * follow each scenario's "Server Implementation Requirements" in
- * `@modelcontextprotocol/conformance` (identical in 0.1.13 and 0.1.16).
+ * `@modelcontextprotocol/conformance` 0.2.0-alpha.12, for both requirement
+ * sets: a tool never knows which protocol era calls it.
+ *
+ * This file holds the tools that only return content; those that ask the
+ * calling client are in fixture-input-tools.ts, the diagnostic ones of
+ * `server-stateless`, SEP-2243 and the tasks extension in
+ * fixture-diagnostic-tools.ts.
  */
+import { diagnosticTools } from './fixture-diagnostic-tools.js';
+import { clientInputTools } from './fixture-input-tools.js';
 import { redPixelPngBase64, shortToneWavBase64 } from './sample-media.js';
 
 /** One tool to save: its name and the admin API body. */
@@ -14,17 +22,26 @@ export interface FixtureTool {
   body: Record<string, unknown>;
 }
 
+/** What fixtures that reach the control plane itself need to know. */
+export interface FixtureContext {
+  /** The admin side as seen from the control plane, e.g. `http://127.0.0.1:8080`. */
+  adminUrl: string;
+  /** The subdomain of the server the fixtures are saved on. */
+  subdomain: string;
+}
+
 /** The delays the scenarios ask for between notifications (~50 ms). */
 const PAUSE = 'const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));';
 
 /** The 2020-12 dialect `json-schema-2020-12` expects in `$schema`, verbatim. */
 const JSON_SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
-/** An elicitation answer as the scenarios' text: `action=…, content={…}`. */
-const DESCRIBE_ANSWER =
-  "const describe = (answer) => 'action=' + answer.action + ', content=' + JSON.stringify(answer.content ?? {});";
+/** Every fixture tool of both requirement sets. */
+export function conformanceFixtureTools(context: FixtureContext): FixtureTool[] {
+  return [...contentTools(), ...clientInputTools(), ...diagnosticTools(context)];
+}
 
-export function conformanceFixtureTools(): FixtureTool[] {
+function contentTools(): FixtureTool[] {
   const png = redPixelPngBase64();
   const wav = shortToneWavBase64();
   return [
@@ -81,7 +98,8 @@ export function conformanceFixtureTools(): FixtureTool[] {
       },
     },
     {
-      // tools-call-with-logging: three info-level log notifications, ~50 ms apart
+      // tools-call-with-logging (2025-11-25): three info-level log notifications,
+      // ~50 ms apart, at or above the level the session set
       name: 'test_tool_with_logging',
       body: {
         description: 'Logs three messages while it runs.',
@@ -103,7 +121,8 @@ return 'Logging test completed';`,
       },
     },
     {
-      // tools-call-with-progress: 0/100, 50/100, 100/100 against the request's progressToken
+      // tools-call-with-progress: 0/100, 50/100, 100/100 against the request's
+      // progressToken (`_meta.progressToken` in both eras), before the result
       name: 'test_tool_with_progress',
       body: {
         description: 'Reports progress 0, 50 and 100 of 100.',
@@ -117,8 +136,9 @@ return 'Progress test completed';`,
       },
     },
     {
-      // server-sse-polling (SEP-1699): the call's SSE response ends after its priming
-      // event, before the result, which the client then gets by GET with Last-Event-ID
+      // server-sse-polling (2025-11-25, SEP-1699): the call's SSE response ends after
+      // its priming event, before the result, which the client then gets by GET with
+      // Last-Event-ID
       name: 'test_reconnection',
       body: {
         description:
@@ -130,123 +150,9 @@ return 'Reconnection test completed successfully';`,
       },
     },
     {
-      // tools-call-sampling: sampling/createMessage with the prompt, maxTokens 100
-      name: 'test_sampling',
-      body: {
-        description: 'Asks the client to sample an LLM with the prompt.',
-        parameters: [
-          { name: 'prompt', type: 'string', required: true, description: 'The prompt to send' },
-        ],
-        code: `const answer = await sdk.sample({
-  messages: [{ role: 'user', content: { type: 'text', text: params.prompt } }],
-  maxTokens: 100,
-});
-const blocks = Array.isArray(answer.content) ? answer.content : [answer.content];
-const text = blocks.map((block) => (block.type === 'text' ? block.text : '[' + block.type + ']')).join('');
-return 'LLM response: ' + text;`,
-      },
-    },
-    {
-      // tools-call-elicitation: elicitation/create with the message and a username/email form
-      name: 'test_elicitation',
-      body: {
-        description: 'Asks the user for a username and an email address.',
-        parameters: [
-          {
-            name: 'message',
-            type: 'string',
-            required: true,
-            description: 'The message to show the user',
-          },
-        ],
-        code: `${DESCRIBE_ANSWER}
-const answer = await sdk.elicit(params.message, {
-  type: 'object',
-  properties: {
-    username: { type: 'string', description: "User's response" },
-    email: { type: 'string', description: "User's email address" },
-  },
-  required: ['username', 'email'],
-});
-return 'User response: ' + describe(answer);`,
-      },
-    },
-    {
-      // elicitation-sep1034-defaults: a default for every primitive type
-      name: 'test_elicitation_sep1034_defaults',
-      body: {
-        description: 'Asks for a form whose fields all have defaults (SEP-1034).',
-        code: `${DESCRIBE_ANSWER}
-const answer = await sdk.elicit('Please review and update the form fields with defaults', {
-  type: 'object',
-  properties: {
-    name: { type: 'string', description: 'User name', default: 'John Doe' },
-    age: { type: 'integer', description: 'User age', default: 30 },
-    score: { type: 'number', description: 'User score', default: 95.5 },
-    status: {
-      type: 'string',
-      description: 'User status',
-      enum: ['active', 'inactive', 'pending'],
-      default: 'active',
-    },
-    verified: { type: 'boolean', description: 'Verification status', default: true },
-  },
-});
-return 'Elicitation completed: ' + describe(answer);`,
-      },
-    },
-    {
-      // elicitation-sep1330-enums: the five enum shapes of SEP-1330
-      name: 'test_elicitation_sep1330_enums',
-      body: {
-        description: 'Asks for a form with every enum variant (SEP-1330).',
-        code: `${DESCRIBE_ANSWER}
-const answer = await sdk.elicit('Please select options from the enum fields', {
-  type: 'object',
-  properties: {
-    untitledSingle: {
-      type: 'string',
-      description: 'Untitled single-select',
-      enum: ['option1', 'option2', 'option3'],
-    },
-    titledSingle: {
-      type: 'string',
-      description: 'Titled single-select',
-      oneOf: [
-        { const: 'value1', title: 'First Option' },
-        { const: 'value2', title: 'Second Option' },
-        { const: 'value3', title: 'Third Option' },
-      ],
-    },
-    legacyEnum: {
-      type: 'string',
-      description: 'Legacy titled enum',
-      enum: ['opt1', 'opt2', 'opt3'],
-      enumNames: ['Option One', 'Option Two', 'Option Three'],
-    },
-    untitledMulti: {
-      type: 'array',
-      description: 'Untitled multi-select',
-      items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
-    },
-    titledMulti: {
-      type: 'array',
-      description: 'Titled multi-select',
-      items: {
-        anyOf: [
-          { const: 'value1', title: 'First Choice' },
-          { const: 'value2', title: 'Second Choice' },
-          { const: 'value3', title: 'Third Choice' },
-        ],
-      },
-    },
-  },
-});
-return 'Elicitation completed: ' + describe(answer);`,
-      },
-    },
-    {
-      // json-schema-2020-12: $schema, $defs/$ref and additionalProperties published as written
+      // json-schema-2020-12: $schema, $defs/$ref and additionalProperties (SEP-1613) and
+      // $anchor, allOf/anyOf, if/then/else (SEP-2106) published as written; the
+      // suite's own canonical schema, verbatim
       name: 'json_schema_2020_12_tool',
       body: {
         description: 'Tool with JSON Schema 2020-12 features',
@@ -255,6 +161,7 @@ return 'Elicitation completed: ' + describe(answer);`,
           type: 'object',
           $defs: {
             address: {
+              $anchor: 'addressDef',
               type: 'object',
               properties: { street: { type: 'string' }, city: { type: 'string' } },
             },
@@ -262,10 +169,20 @@ return 'Elicitation completed: ' + describe(answer);`,
           properties: {
             name: { type: 'string' },
             address: { $ref: '#/$defs/address' },
+            contactMethod: { type: 'string', enum: ['phone', 'email'] },
+            phone: { type: 'string' },
+            email: { type: 'string' },
           },
+          allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+          if: {
+            properties: { contactMethod: { const: 'phone' } },
+            required: ['contactMethod'],
+          },
+          then: { required: ['phone'] },
+          else: { required: ['email'] },
           additionalProperties: false,
         },
-        code: 'return { name: params.name ?? null, address: params.address ?? null };',
+        code: "return 'JSON Schema 2020-12 tool called with: ' + JSON.stringify(params);",
       },
     },
   ];

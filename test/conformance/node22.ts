@@ -1,5 +1,5 @@
 /**
- * A Node 22 binary for the conformance suite 0.1.16, which imports
+ * A Node 22 binary for the conformance suite 0.2.0-alpha.12, which imports
  * `fs.globSync` (Node 22 and later) and so does not start under the Node 20
  * that runs mcphost and its tests.
  *
@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 // answering while npm works.
 const execFileAsync = promisify(execFile);
 
-/** The Node major version the conformance suite 0.1.16 needs. */
+/** The Node major version the conformance suite 0.2.0-alpha.12 needs. */
 export const CONFORMANCE_NODE_MAJOR = 22;
 
 const REPOSITORY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -314,7 +314,7 @@ export function describeAdminApi(
       expect((await plane.admin('GET', '/api/invocations?limit=0')).status).toBe(400);
     });
 
-    it('merges limits tool → server → default', async () => {
+    it("merges limits tool → server → default; a tool may only lower its server's", async () => {
       const sleepy = {
         description: 'sleeps',
         code: 'await new Promise((r) => setTimeout(r, 1500)); return "awake";',
@@ -331,14 +331,30 @@ export function describeAdminApi(
         code: 'ERR_TOOL_TIMEOUT',
         message: expect.stringContaining('400 ms'),
       });
-      const own = await plane.admin('PUT', '/api/servers/alpha/tools/sleepy', {
+      // The server's limit is the tool's ceiling: a save above it is refused and changes nothing.
+      const above = await plane.admin('PUT', '/api/servers/alpha/tools/sleepy', {
         ...sleepy,
         limits: { timeoutMs: 5000 },
       });
-      expect(own.status).toBe(200);
+      expect(above.status).toBe(422);
+      expect(above.body.error.code).toBe('ERR_LIMIT_ABOVE_CEILING');
+      expect((await plane.admin('GET', '/api/servers/alpha/tools/sleepy')).body.version).toBe(1);
+      expect(
+        (await plane.admin('PATCH', '/api/servers/alpha/settings', { limits: { timeoutMs: 5000 } }))
+          .status,
+      ).toBe(200);
       expect(
         (await plane.admin('POST', '/api/servers/alpha/tools/sleepy/invoke', {})).body,
       ).toMatchObject({ ok: true, result: 'awake' });
+      const own = await plane.admin('PUT', '/api/servers/alpha/tools/sleepy', {
+        ...sleepy,
+        limits: { timeoutMs: 300 },
+      });
+      expect(own.status).toBe(200);
+      expect(
+        (await plane.admin('POST', '/api/servers/alpha/tools/sleepy/invoke', {})).body.error,
+      ).toMatchObject({ code: 'ERR_TOOL_TIMEOUT', message: expect.stringContaining('300 ms') });
+      await plane.admin('PATCH', '/api/servers/alpha/settings', { limits: { timeoutMs: 400 } });
       expect(
         (await plane.admin('PATCH', '/api/servers/alpha/settings', { limits: { timeoutMs: -5 } }))
           .status,

@@ -208,6 +208,9 @@ beforeAll(async () => {
     MCP_MAX_SESSIONS_PER_CALLER: '2',
     MCP_MAX_SESSIONS_PER_SERVER: '6',
     SIGN_IN_ATTEMPTS_PER_MINUTE: '1000',
+    // Every client here is loopback, one network: the brake per network (its own test,
+    // hosted-auth-flood) would stop them all; what is tested here is each key's defences.
+    MCP_AUTH_FAILURES_PER_MINUTE: '0',
   });
   for (const subdomain of [ALPHA, BRAVO, PHOENIX]) await createKeyedServer(plane, subdomain);
   for (const subdomain of [METERED_A, METERED_B]) {

@@ -1,6 +1,7 @@
 /**
  * What the audit log keeps of a record (auditSummaryOf): secret-named fields
- * dropped wherever they sit, code and contents as length and SHA-256, long
+ * dropped wherever they sit, program code and contents as length and SHA-256
+ * (an error's code kept as it is), long
  * strings digested whatever their name, nesting and size bounded.
  */
 import { createHash } from 'node:crypto';
@@ -72,6 +73,27 @@ describe('auditSummaryOf', () => {
     expect(auditSummaryOf({ code: null })).toEqual({ code: null });
     // The byte count is of UTF-8, not of UTF-16 code units.
     expect((auditSummaryOf({ code: 'é' }) as { code: { bytes: number } }).code.bytes).toBe(2);
+  });
+
+  it('keeps an error’s code (a registry name, a JSON-RPC number): it is no program text', () => {
+    const run = {
+      ok: false,
+      durationMs: 3,
+      error: { code: 'ERR_TOOL_TIMEOUT', message: 'the tool took longer than 5000 ms' },
+    };
+    expect(auditSummaryOf(run)).toEqual(run);
+    const protocol = {
+      error: { code: -32602, message: 'Invalid params', data: { code: 'ERR_VALIDATION' } },
+    };
+    expect(auditSummaryOf(protocol)).toEqual(protocol);
+    // Program text stays digested wherever it sits: a tool's, a prompt's, a completion's.
+    const completion = { name: 'city', complete: { code: 'return ["Paris"];' } };
+    expect(auditSummaryOf(completion)).toEqual({
+      name: 'city',
+      complete: { code: digestOf('return ["Paris"];') },
+    });
+    // A string that merely looks like a code but is none of the registry's is program text.
+    expect(auditSummaryOf({ code: 'ERR_MADE_UP' })).toEqual({ code: digestOf('ERR_MADE_UP') });
   });
 
   it('digests strings longer than 256 characters whatever their name, keeps shorter ones', () => {

@@ -14,13 +14,18 @@ import {
   rankCompletions,
 } from '../../control-plane/invocation/completion-ranking.js';
 import {
+  answerOf,
   checkPromptArguments,
   messagesFromCode,
   renderTemplate,
 } from '../../control-plane/invocation/prompt-rendering.js';
 import { contentsFromCode } from '../../control-plane/invocation/resource-contents.js';
 import { findResource } from '../../control-plane/invocation/resource-lookup.js';
-import { paginate, PAGE_SIZE } from '../../control-plane/mcp/pagination.js';
+import {
+  paginate as paginateListed,
+  PAGE_MAX_BYTES,
+  PAGE_MAX_ITEMS,
+} from '../../control-plane/mcp/pagination.js';
 import {
   MAX_SUBSCRIPTIONS_PER_SESSION,
   ResourceSubscriptions,
@@ -325,6 +330,14 @@ describe('paginate', () => {
   const items = Array.from({ length: 250 }, (_, i) => ({
     name: `item-${String(i).padStart(3, '0')}`,
   }));
+  // Items listed as they are; `maxItems` as a third argument.
+  const paginate = (list: readonly { name: string }[], cursor?: string, maxItems?: number) =>
+    paginateListed(
+      list,
+      cursor,
+      (item) => item,
+      maxItems === undefined ? undefined : { maxItems, maxBytes: PAGE_MAX_BYTES },
+    );
 
   it('walks pages of 100 by the cursor it gives, with nothing skipped or repeated', () => {
     const seen: string[] = [];
@@ -336,7 +349,7 @@ describe('paginate', () => {
       seen.push(...page.items.map((item) => item.name));
       cursor = page.nextCursor;
     } while (cursor !== undefined);
-    expect(sizes).toEqual([PAGE_SIZE, PAGE_SIZE, 50]);
+    expect(sizes).toEqual([PAGE_MAX_ITEMS, PAGE_MAX_ITEMS, 50]);
     expect(seen).toEqual(items.map((item) => item.name));
     // Exactly one page: no cursor.
     expect(paginate(items.slice(0, 100), undefined).nextCursor).toBeUndefined();
@@ -354,6 +367,29 @@ describe('paginate', () => {
     // A cursor past every item gives an empty last page.
     const last = paginate(items.slice(0, 5), first.nextCursor, 10);
     expect(last).toEqual({ items: [] });
+  });
+
+  it('ends a page before the item that would take it past its bytes, never before its first', () => {
+    const wide = Array.from({ length: 10 }, (_, i) => ({
+      name: `wide-${i}`,
+      text: 'x'.repeat(i === 4 ? 3000 : 300),
+    }));
+    const bounds = { maxItems: 100, maxBytes: 1000 };
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = paginateListed(wide, cursor, (item) => item, bounds);
+      pages.push(page.items.map((item) => item.name));
+      for (const item of page.items.slice(1)) expect(item.text.length).toBeLessThan(1000);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    expect(pages).toEqual([
+      ['wide-0', 'wide-1', 'wide-2'],
+      ['wide-3'],
+      ['wide-4'],
+      ['wide-5', 'wide-6', 'wide-7'],
+      ['wide-8', 'wide-9'],
+    ]);
   });
 
   it('refuses a cursor it did not give as ERR_VALIDATION', () => {
@@ -502,9 +538,8 @@ describe('renderTemplate', () => {
   it('refuses a render longer than the bound before building it, as ERR_RESULT_TOO_LARGE', () => {
     const prompt = template(SUMMARY);
     const values = { city: 'Paris', style: 'short' };
-    const size = render(prompt, values)
-      .map((message) => (message.content.type === 'text' ? message.content.text.length : 0))
-      .reduce((a, b) => a + b, 0);
+    // The bound is the answer's JSON, in bytes, as it will be sent.
+    const size = Buffer.byteLength(JSON.stringify(answerOf(prompt, render(prompt, values))));
     expect(renderTemplate(prompt, values, size)).toHaveLength(2);
     expect(codeThrown(() => renderTemplate(prompt, values, size - 1))).toBe('ERR_RESULT_TOO_LARGE');
     // Placeholders multiply what a client sends: 100 of them times 10 000 characters.
@@ -513,13 +548,36 @@ describe('renderTemplate', () => {
       arguments: [{ name: 'word', required: true }],
       messages: [{ role: 'user', content: { type: 'text', text: '{{word}}'.repeat(100) } }],
     });
+    const envelope = Buffer.byteLength(JSON.stringify(answerOf(echo, render(echo, { word: '' }))));
     expect(messageThrown(() => renderTemplate(echo, { word: 'x'.repeat(10_000) }, 65_536))).toBe(
-      'prompt "summary" would render 1000000 bytes of text with these arguments, more than 65536 (TOOL_MAX_RESULT_BYTES)',
+      `prompt "summary" would answer ${1_000_000 + envelope} bytes of JSON with these arguments, more than 65536 (TOOL_MAX_RESULT_BYTES)`,
     );
-    expect(renderTemplate(echo, { word: 'x'.repeat(655) }, 65_536)[0]!.content).toEqual({
+    expect(renderTemplate(echo, { word: 'x'.repeat(650) }, 65_536)[0]!.content).toEqual({
       type: 'text',
-      text: 'x'.repeat(65_500),
+      text: 'x'.repeat(65_000),
     });
+  });
+
+  it('counts what JSON makes of the arguments: 6 bytes a control character, 2 a quote (issue 28)', () => {
+    const echo = template({
+      description: 'Echoes',
+      arguments: [{ name: 'word', required: true }],
+      messages: [
+        { role: 'user', content: { type: 'text', text: 'say "{{word}}" twice: {{word}}' } },
+      ],
+    });
+    for (const word of ['\u0001'.repeat(1_000), '"\\'.repeat(500), '\n\t\u001f\ud800é€😀']) {
+      const answer = Buffer.byteLength(JSON.stringify(answerOf(echo, render(echo, { word }))));
+      expect(renderTemplate(echo, { word }, answer)).toHaveLength(1);
+      expect(codeThrown(() => renderTemplate(echo, { word }, answer - 1))).toBe(
+        'ERR_RESULT_TOO_LARGE',
+      );
+    }
+    // The finding: 1.04 MB of control characters answered as 6.24 MB under a 1 MiB bound.
+    const controls = '\u0001'.repeat(1_040_000);
+    expect(messageThrown(() => renderTemplate(echo, { word: controls }, 1_048_576))).toMatch(
+      /would answer 124\d{5} bytes of JSON/,
+    );
   });
 });
 

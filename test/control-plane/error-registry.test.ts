@@ -88,7 +88,10 @@ describe('what a client sees', () => {
     expect(jsonRpcErrorOf(error)).toEqual({
       code: ERROR_REGISTRY[code].jsonRpc,
       message: 'what went wrong',
-      data: { code, details: { field: 'name' } },
+      // Where the specification shapes `data` (resource not found: `{uri}`), the details are it.
+      data: ERROR_REGISTRY[code].specData
+        ? { field: 'name' }
+        : { code, details: { field: 'name' } },
     });
   });
 

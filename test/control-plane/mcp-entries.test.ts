@@ -588,12 +588,12 @@ describe('resources', () => {
     });
   }, 60_000);
 
-  it('answers a URI nothing matches with -32002', async () => {
+  it('answers a URI nothing matches with -32602 and the URI in data (SEP-2164, as SDK v2 sends in both eras)', async () => {
     const { client } = await connect('entries');
     for (const uri of ['docs://nothing', 'weather://Paris/tomorrow', 'weather:///today']) {
       const refused = await rpcError(client.readResource({ uri }));
-      expect(refused.code, uri).toBe(-32002);
-      expect(refused.data, uri).toMatchObject({ code: 'ERR_UNKNOWN_RESOURCE' });
+      expect(refused.code, uri).toBe(-32602);
+      expect(refused.data, uri).toEqual({ uri });
     }
   });
 });
@@ -857,10 +857,10 @@ describe('subscriptions and list changes', () => {
     expect(held).toBeLessThan(40);
   }, 60_000);
 
-  it('refuses a subscription to a URI that names no resource with -32002', async () => {
+  it('refuses a subscription to a URI that names no resource with -32602 and the URI in data', async () => {
     const { client } = await connect('live');
     const refused = await rpcError(client.subscribeResource({ uri: 'notes://nothing' }));
-    expect(refused.code).toBe(-32002);
-    expect(refused.data).toMatchObject({ code: 'ERR_UNKNOWN_RESOURCE' });
+    expect(refused.code).toBe(-32602);
+    expect(refused.data).toMatchObject({ uri: expect.any(String) });
   });
 });

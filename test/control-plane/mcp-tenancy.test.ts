@@ -156,9 +156,10 @@ describe('MCP sessions, partitioned by server and caller', () => {
     const refused = await postInitialize(plane.mcpUrl('public'));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The body was read: the refusal answers the initialize by its id.
     expect(await refused.json()).toMatchObject({
       jsonrpc: '2.0',
-      id: null,
+      id: 1,
       error: { code: -32000, data: { code: 'ERR_SESSION_QUOTA' } },
     });
     // Another caller (another client address) still gets a session on this server.

@@ -3,19 +3,25 @@
  * (control-plane/invocation/schema-checker.ts), against the attacks an
  * attacker review found: a 200-byte schema exponential in the nesting of
  * the value (F1), `uniqueItems` quadratic in an array's length (F2), a
- * schema whose compile inlined every `$ref` (F3). Real worker threads; the
- * last part runs a real control plane with two servers, one hostile, through
- * the official SDK client, and shows the other server answered meanwhile.
+ * schema whose compile inlined every `$ref` (F3). Such schemas are refused
+ * at save now; a store may hold ones saved before, which are written into
+ * its database here. Real worker threads; the last part runs a real control
+ * plane with two servers, one hostile, through the official SDK client, and
+ * shows the other server answered meanwhile.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import SqliteDatabase from 'better-sqlite3';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SCHEMA_CHECK_WORKERS,
   SchemaChecker,
   type SchemaBearingTool,
+  type SchemaCheckRecord,
 } from '../../control-plane/invocation/schema-checker.js';
+import { SQLITE_FILE_NAME } from '../../control-plane/store/store-dialect.js';
 import { toolSchemaProblems } from '../../control-plane/store/tool-json-schema.js';
 import { DEFAULT_SCHEMA_CHECKS } from '../support/config-defaults.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
@@ -61,14 +67,19 @@ function inlinedRefs(): Record<string, unknown> {
 describe('SchemaChecker', () => {
   const TIMEOUT_MS = 250;
   let checker: SchemaChecker;
+  const records: SchemaCheckRecord[] = [];
   beforeAll(async () => {
-    checker = new SchemaChecker({ timeoutMs: TIMEOUT_MS });
-    // Both workers loaded (under tsx, most of a second): the deadlines below time checks only.
-    await Promise.all(
-      Array.from({ length: SCHEMA_CHECK_WORKERS }, (_, i) =>
-        checker.check(tool(`warm${i}`, SIMPLE), 'inputSchema', { n: 1 }),
-      ),
-    );
+    checker = new SchemaChecker({
+      timeoutMs: TIMEOUT_MS,
+      onCheck: (record) => records.push(record),
+    });
+    // Both lanes' workers loaded (under tsx, most of a second): the deadlines below
+    // time checks only. A large value goes to the heavy lane.
+    await Promise.all([
+      checker.check(tool('warm-light', SIMPLE), 'inputSchema', { n: 1 }),
+      checker.check(tool('warm-heavy', SIMPLE), 'inputSchema', { n: 1, pad: 'x'.repeat(200_000) }),
+    ]);
+    expect(checker.readyWorkers).toBe(SCHEMA_CHECK_WORKERS);
   });
   afterAll(() => checker?.close());
 
@@ -102,8 +113,14 @@ describe('SchemaChecker', () => {
   });
 
   it('F1: cuts an exponential check at the deadline, and another server is answered meanwhile', async () => {
-    // Saved as it is: no rule at save finds this. Depth 30 took a minute on the control plane's thread.
-    expect(toolSchemaProblems(EXPONENTIAL)).toEqual([]);
+    // Refused at save now (issue 28); one saved before reaches the checker. Depth 30
+    // took a minute on the control plane's thread.
+    expect(toolSchemaProblems(EXPONENTIAL)).toEqual([
+      {
+        path: expect.stringMatching(/^\$defs\.n/),
+        message: expect.stringMatching(/^is applied more often at each level of a nested value/),
+      },
+    ]);
     const started = performance.now();
     const hostile = checker.check(tool('hostile', EXPONENTIAL), 'inputSchema', nested(30));
     const other = checker
@@ -149,12 +166,13 @@ describe('SchemaChecker', () => {
     expect(othersAfter).toBeLessThan(TIMEOUT_MS);
   });
 
-  it('a server that overran stays on its worker: the other worker is never replaced by it (final review)', async () => {
+  it('a server that overran checks in the heavy lane: the light worker is never replaced by it (final review)', async () => {
     await expect.poll(() => checker.readyWorkers, { timeout: 10_000 }).toBe(SCHEMA_CHECK_WORKERS);
     let fewestReady = checker.readyWorkers;
     const watch = setInterval(() => {
       fewestReady = Math.min(fewestReady, checker.readyWorkers);
     }, 10);
+    const seen = records.length;
     try {
       // Sequential overruns: each one's worker reloads (most of a second under tsx)
       // longer than a deadline lasts, so a server free to move on would take the
@@ -162,6 +180,10 @@ describe('SchemaChecker', () => {
       for (let i = 0; i < 3; i++) {
         const answer = await checker.check(tool('mover', EXPONENTIAL), 'inputSchema', nested(30));
         expect(answer).toMatchObject({ ok: false, reason: 'unchecked' });
+        // Its light checks too go to the heavy lane now; another server's stay light.
+        expect(await checker.check(tool('mover', SIMPLE), 'inputSchema', { n: i })).toEqual({
+          ok: true,
+        });
         const calm = await checker.check(tool('bystander', SIMPLE), 'inputSchema', { n: i });
         expect(calm).toEqual({ ok: true });
       }
@@ -169,11 +191,17 @@ describe('SchemaChecker', () => {
       clearInterval(watch);
     }
     expect(fewestReady).toBeGreaterThanOrEqual(1);
+    const lanes = records.slice(seen).map((record) => `${record.server}:${record.lane}`);
+    expect(lanes.filter((lane) => lane.startsWith('mover:'))).toEqual(
+      Array.from({ length: 6 }, () => 'mover:heavy'),
+    );
+    expect(lanes.filter((lane) => lane.startsWith('bystander:'))).toEqual(
+      Array.from({ length: 3 }, () => 'bystander:light'),
+    );
   });
 
-  it('a check bound to the second worker is taken when the first is free', async () => {
+  it('two servers that overran share the heavy lane, and both are answered after', async () => {
     await expect.poll(() => checker.readyWorkers, { timeout: 10_000 }).toBe(SCHEMA_CHECK_WORKERS);
-    // The first overrun goes to the first worker, the second to the second: each server is bound to its own.
     const first = checker.check(tool('bound-a', EXPONENTIAL), 'inputSchema', nested(30));
     const second = checker.check(tool('bound-b', EXPONENTIAL), 'inputSchema', nested(30));
     await Promise.all([first, second]);
@@ -311,15 +339,26 @@ describe('a control plane with a hostile server', () => {
       expect(response.status, JSON.stringify(response.body)).toBe(201);
     };
     await save('hostile', 'nested_input', {
-      description: 'An exponential inputSchema.',
-      inputSchema: EXPONENTIAL,
+      description: 'An exponential inputSchema, once written in below.',
+      inputSchema: { type: 'object' },
       code: 'return {};',
     });
     await save('hostile', 'nested_output', {
-      description: 'An exponential outputSchema, and a result 30 levels deep.',
-      outputSchema: EXPONENTIAL,
+      description:
+        'An exponential outputSchema, once written in below, and a result 30 levels deep.',
+      outputSchema: { type: 'object' },
       code: 'let v = {}; for (let i = 0; i < 30; i++) v = { a: v }; return v;',
     });
+    // Refused at save now (below): written into the store as one saved before would be.
+    const database = new SqliteDatabase(join(plane.dataDir, SQLITE_FILE_NAME));
+    try {
+      const text = JSON.stringify(EXPONENTIAL);
+      database.prepare("UPDATE tools SET input_schema = ? WHERE name = 'nested_input'").run(text);
+      database.prepare("UPDATE tools SET output_schema = ? WHERE name = 'nested_output'").run(text);
+    } finally {
+      database.close();
+    }
+    await plane.restart();
     await save('calm', 'checked', {
       description: 'A schema tool that runs.',
       inputSchema: SIMPLE,
@@ -382,6 +421,22 @@ describe('a control plane with a hostile server', () => {
       `arguments could not be checked against inputSchema: it took longer than ${TIMEOUT_MS} ms`,
     );
     expect(hostileDone!).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+  });
+
+  it('refuses at save a schema whose checks cannot finish in time, naming where', async () => {
+    const response = await plane.admin('PUT', '/api/servers/hostile/tools/again', {
+      description: 'An exponential inputSchema.',
+      inputSchema: EXPONENTIAL,
+      code: 'return {};',
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('ERR_VALIDATION');
+    expect(response.body.error.details).toEqual([
+      {
+        path: expect.stringMatching(/^inputSchema\.\$defs\.n/),
+        message: expect.stringMatching(/^is applied more often at each level of a nested value/),
+      },
+    ]);
   });
 
   it('fails a result that cannot be checked in time with ERR_OUTPUT_INVALID', async () => {

@@ -11,14 +11,10 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Server } from '@modelcontextprotocol/server';
 import {
-  CallToolRequestSchema,
   CreateMessageRequestSchema,
-  CreateMessageResultSchema,
   ElicitRequestSchema,
-  ElicitResultSchema,
-  ListToolsRequestSchema,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -28,8 +24,13 @@ import { EntryRunner } from '../../control-plane/invocation/entry-runner.js';
 import { createHostedMcpServer } from '../../control-plane/mcp/hosted-mcp-server.js';
 import { McpEndpoint } from '../../control-plane/mcp/mcp-endpoint.js';
 import { SessionRegistry } from '../../control-plane/mcp/session-registry.js';
+import { ResumeBudget } from '../../control-plane/mcp/resume-budget.js';
+import { resumeBoundsFrom } from '../../control-plane/app/component-settings.js';
+import { DEFAULT_CONFIG } from '../support/config-defaults.js';
 
 const KEEP_ALIVE_MS = 100;
+/** Every request's scope here: an anonymous caller. */
+const ANONYMOUS = { caller: { kind: 'anonymous' as const }, quotaKey: 'caller', requestId: 'test' };
 let http: HttpServer;
 let url: URL;
 let sessions: SessionRegistry;
@@ -48,44 +49,40 @@ function testServer(): Server {
     { name: 'transport-test', version: '1' },
     { capabilities: { tools: { listChanged: true }, logging: {} } },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler('tools/list', async () => ({ tools: [] }));
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const extra = ctx.mcpReq;
     const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
     switch (request.params.name) {
       case 'quick':
         return text('quick answer');
       case 'chatty':
-        await extra.sendNotification({
+        await extra.notify({
           method: 'notifications/message',
           params: { level: 'info', data: 'working on it' },
         });
         return text('chatty answer');
       case 'ask': {
-        const answer = await extra.sendRequest(
-          {
-            method: 'elicitation/create',
-            params: {
-              mode: 'form',
-              message: 'Your name?',
-              requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
-            },
+        const answer = await extra.send({
+          method: 'elicitation/create',
+          params: {
+            mode: 'form',
+            message: 'Your name?',
+            requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
           },
-          ElicitResultSchema,
-        );
+        });
         return text(`hello ${String(answer.content?.name)}`);
       }
       case 'sample': {
-        const answer = await extra.sendRequest(
-          {
-            method: 'sampling/createMessage',
-            params: {
-              messages: [{ role: 'user', content: { type: 'text', text: 'a haiku' } }],
-              maxTokens: 20,
-            },
+        const answer = await extra.send({
+          method: 'sampling/createMessage',
+          params: {
+            messages: [{ role: 'user', content: { type: 'text', text: 'a haiku' } }],
+            maxTokens: 20,
           },
-          CreateMessageResultSchema,
-        );
-        return text(answer.content.type === 'text' ? answer.content.text : '?');
+        });
+        const block = Array.isArray(answer.content) ? answer.content[0] : answer.content;
+        return text(block?.type === 'text' ? block.text : '?');
       }
       case 'slow':
         await new Promise((resolve) => {
@@ -123,11 +120,12 @@ beforeAll(async () => {
   const endpoint = new McpEndpoint({
     sessions,
     maxBodyBytes: 64 * 1024,
+    resumeBudget: new ResumeBudget({ ...resumeBoundsFrom(DEFAULT_CONFIG), share: () => 1 }),
     serverFor: () => ({ server: testServer() }),
     keepAliveMs: KEEP_ALIVE_MS,
   });
   http = createServer((req, res) => {
-    void endpoint.handle(req, res, 'acme', { kind: 'anonymous' }, 'caller').catch(() => {
+    void endpoint.handle(req, res, 'acme', ANONYMOUS).catch(() => {
       res.destroy();
     });
   });
@@ -593,8 +591,9 @@ describe('a hosted server over the transport', () => {
     const endpoint = new McpEndpoint({
       sessions,
       maxBodyBytes: 64 * 1024,
+      resumeBudget: new ResumeBudget({ ...resumeBoundsFrom(DEFAULT_CONFIG), share: () => 1 }),
       keepAliveMs: KEEP_ALIVE_MS,
-      serverFor: (subdomain, caller) =>
+      serverFor: (subdomain) =>
         createHostedMcpServer({
           catalog: { ...catalog, tools: () => [tool as never], tool: () => tool as never },
           invoker: leakyInvoker,
@@ -605,12 +604,11 @@ describe('a hosted server over the transport', () => {
           }),
           version: '1',
           subdomain,
-          caller,
           onInternalError: (error) => reported.push(error),
         }),
     });
     const hosted = createServer((req, res) => {
-      void endpoint.handle(req, res, 'acme', { kind: 'anonymous' }, 'caller');
+      void endpoint.handle(req, res, 'acme', ANONYMOUS);
     });
     await new Promise<void>((resolve) => hosted.listen(0, '127.0.0.1', resolve));
     try {

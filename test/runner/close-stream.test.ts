@@ -104,8 +104,8 @@ describe('the invoker, with the real harness in a container', () => {
       },
       secrets: () => ({}),
       server: () => undefined,
-      log: { append: () => {} },
-      metrics: { invocation: () => {}, brokerRequest: () => {} },
+      log: { append: () => {}, countRefusal: () => {} },
+      metrics: { invocation: () => {}, brokerRequest: () => {}, refusal: () => {} },
       logger: createLogger('silent'),
     };
     invoker = new ToolInvoker(ports, DEFAULT_INVOCATION_LIMITS, DEFAULT_SCHEMA_CHECKS);

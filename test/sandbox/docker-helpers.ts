@@ -16,7 +16,7 @@ import {
 import {
   DEFAULT_INVOCATION_LIMITS,
   DEFAULT_POOL_DEFAULTS,
-  DEFAULT_SERVER_SHARE,
+  DEFAULT_CAP_EXTRAS,
   DEFAULT_START_CONCURRENCY,
 } from '../support/config-defaults.js';
 
@@ -49,7 +49,7 @@ export type DockerManagerOverrides = Partial<
   Omit<SandboxManagerOptions, 'driver' | 'defaults' | 'caps'>
 > & {
   defaults?: Partial<PoolDefaults>;
-  caps?: Omit<PoolCaps, 'serverShare'> & Partial<Pick<PoolCaps, 'serverShare'>>;
+  caps?: Omit<PoolCaps, keyof typeof DEFAULT_CAP_EXTRAS> & Partial<typeof DEFAULT_CAP_EXTRAS>;
 };
 
 /** A manager on a real Docker driver; close both with `closeAll`. */
@@ -69,7 +69,7 @@ export function dockerManager(
     generic: { size: 0 },
     startConcurrency: DEFAULT_START_CONCURRENCY,
     reapIntervalMs: 30_000,
-    caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
+    caps: { ...DEFAULT_CAP_EXTRAS, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     ...overrides,
   });
   return { driver, sandbox };

@@ -16,8 +16,8 @@ import {
   uniquePlaneName,
 } from './docker-helpers.js';
 import {
+  DEFAULT_CAP_EXTRAS,
   DEFAULT_POOL_DEFAULTS,
-  DEFAULT_SERVER_SHARE,
   DEFAULT_START_CONCURRENCY,
 } from '../support/config-defaults.js';
 
@@ -358,7 +358,7 @@ describe('SandboxManager on Docker', () => {
       generic: { size: 1 },
       startConcurrency: DEFAULT_START_CONCURRENCY,
       reapIntervalMs: 30_000,
-      caps: { maxSizePerPool: 2, maxTotal: 2, serverShare: DEFAULT_SERVER_SHARE },
+      caps: { ...DEFAULT_CAP_EXTRAS, maxSizePerPool: 2, maxTotal: 2 },
     });
     closers.push(() => sandbox.close());
     await sandbox.start();

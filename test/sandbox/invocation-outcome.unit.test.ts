@@ -23,6 +23,7 @@ import type {
 import { RunnerConnection } from '../../control-plane/sandbox/runner-connection.js';
 import { SandboxManager } from '../../control-plane/sandbox/sandbox-manager.js';
 import {
+  DEFAULT_CAP_EXTRAS,
   DEFAULT_INVOCATION_LIMITS,
   DEFAULT_POOL_DEFAULTS,
   DEFAULT_SCHEMA_CHECKS,
@@ -100,7 +101,7 @@ describe('SandboxManager retires by the error registry', () => {
       generic: { size: 0 },
       startConcurrency: DEFAULT_START_CONCURRENCY,
       reapIntervalMs: 30_000,
-      caps: { maxSizePerPool: 4, maxTotal: 4, serverShare: 1 },
+      caps: { ...DEFAULT_CAP_EXTRAS, maxSizePerPool: 4, maxTotal: 4, serverShare: 1 },
     });
   }
   const runtime = (code: string): ToolRuntime => ({
@@ -169,8 +170,8 @@ describe('ToolInvoker and the MCP result', () => {
       broker: { handle: async () => ({}), endInvocation: async () => {} },
       secrets: () => ({ API_KEY: SECRET }),
       server: () => undefined,
-      log: { append: (entry) => appended.push(entry) },
-      metrics: { invocation: () => {}, brokerRequest: () => {} },
+      log: { append: (entry) => appended.push(entry), countRefusal: () => {} },
+      metrics: { invocation: () => {}, brokerRequest: () => {}, refusal: () => {} },
       logger: createLogger('debug', {
         write: (line: string) => serviceLog.push(JSON.parse(line) as (typeof serviceLog)[number]),
       }),

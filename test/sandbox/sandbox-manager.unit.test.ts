@@ -11,7 +11,7 @@ import {
 import {
   DEFAULT_INVOCATION_LIMITS,
   DEFAULT_POOL_DEFAULTS,
-  DEFAULT_SERVER_SHARE,
+  DEFAULT_CAP_EXTRAS,
   DEFAULT_START_CONCURRENCY,
 } from '../support/config-defaults.js';
 import { FakeDriver } from './fake-driver.js';
@@ -26,7 +26,7 @@ const managers: SandboxManager[] = [];
  */
 type ManagerOverrides = Partial<Omit<SandboxManagerOptions, 'defaults' | 'caps'>> & {
   defaults?: Partial<PoolDefaults>;
-  caps?: Omit<PoolCaps, 'serverShare'> & Partial<Pick<PoolCaps, 'serverShare'>>;
+  caps?: Omit<PoolCaps, keyof typeof DEFAULT_CAP_EXTRAS> & Partial<typeof DEFAULT_CAP_EXTRAS>;
 };
 
 function manager(
@@ -49,7 +49,7 @@ function manager(
     generic: { size: 0 },
     startConcurrency: DEFAULT_START_CONCURRENCY,
     reapIntervalMs: 30_000,
-    caps: { serverShare: DEFAULT_SERVER_SHARE, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
+    caps: { ...DEFAULT_CAP_EXTRAS, ...(caps ?? { maxSizePerPool: 8, maxTotal: 16 }) },
     retry: { initialMs: 20, maxMs: 50 },
     ...overrides,
   });
@@ -606,5 +606,90 @@ describe('SandboxManager with a fake driver', () => {
     expect((await running).ok).toBe(false);
     expect(driver.live()).toHaveLength(0);
     expect((await sandbox.invoke(tool('value:1'), hooks)).error?.code).toBe('ERR_SHUTTING_DOWN');
+  });
+});
+
+describe('the budget counts memory', () => {
+  const sized = (memoryMb: number) => ({ ...limits, memoryMb });
+  const memoryCaps = {
+    maxSizePerPool: 8,
+    maxTotal: 16,
+    maxMemoryMb: 1024,
+    limitCeilings: { memoryMb: 512, timeoutMs: 60_000 },
+  };
+
+  it('never creates a container above the host ceiling, whatever it is asked for', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { caps: memoryCaps });
+    const outcome = await sandbox.invoke(
+      tool('value:1', { limits: { ...limits, memoryMb: 65_536, timeoutMs: 3_600_000 } }),
+      hooks,
+    );
+    expect(outcome.ok).toBe(true);
+    expect(driver.instances.map((instance) => instance.spec.memoryMb)).toEqual([512]);
+    expect(sandbox.effectiveLimits({ memoryMb: 4096 }, { timeoutMs: 90_000 })).toMatchObject({
+      memoryMb: 512,
+      timeoutMs: 60_000,
+    });
+    expect(sandbox.budgetStats()).toMatchObject({
+      used: 1,
+      memory: { usedMb: 512, maxMb: 1024 },
+      limitCeilings: { memoryMb: 512, timeoutMs: 60_000 },
+    });
+  });
+
+  it('a large container makes room by evicting as many idle small ones as it needs', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, { caps: { ...memoryCaps, serverShare: 1 } });
+    for (const server of ['a', 'b', 'c', 'd']) {
+      await sandbox.invoke(
+        tool('value:1', { poolKey: `${server}/tool`, limits: sized(256) }),
+        hooks,
+      );
+    }
+    // 4 × 256 MiB fill the budget; a 512 MiB container needs two of them gone.
+    const big = await sandbox.invoke(
+      tool('value:2', { poolKey: 'e/tool', limits: sized(512) }),
+      hooks,
+    );
+    expect(big.value).toBe(2);
+    expect(sandbox.budgetStats().memory.usedMb).toBeLessThanOrEqual(1024);
+    expect(poolStats(sandbox, 'a/tool').retired).toEqual({ evicted: 1 });
+    expect(poolStats(sandbox, 'b/tool').retired).toEqual({ evicted: 1 });
+    expect(poolStats(sandbox, 'c/tool').total).toBe(1);
+  });
+
+  it("a server's memory ceiling holds whatever its container count: it trades its own", async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, {
+      defaults: { minWarm: 1, maxSize: 4, limits },
+      caps: { ...memoryCaps, serverShare: 0.5 },
+    });
+    await sandbox.invoke(tool('value:1', { poolKey: 'other/tool', limits: sized(128) }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'a/one', limits: sized(256) }), hooks);
+    await sandbox.invoke(tool('value:1', { poolKey: 'a/two', limits: sized(256) }), hooks);
+    // 'a' holds 512 MiB, half of the budget: a third container of it evicts its own oldest.
+    const third = await sandbox.invoke(
+      tool('value:3', { poolKey: 'a/three', limits: sized(256) }),
+      hooks,
+    );
+    expect(third.value).toBe(3);
+    expect(poolStats(sandbox, 'a/one').retired).toEqual({ evicted: 1 });
+    expect(poolStats(sandbox, 'other/tool')).toMatchObject({ total: 1, retired: {} });
+    expect(sandbox.serverStats().find((entry) => entry.server === 'a')).toMatchObject({
+      containers: { total: 2 },
+      committed: { memoryMb: 512 },
+      share: { ceilingMemoryMb: 512 },
+    });
+  });
+
+  it('one container of a server is allowed whatever its size (within the host ceiling)', async () => {
+    const driver = new FakeDriver();
+    const sandbox = manager(driver, {
+      caps: { ...memoryCaps, serverShare: 0.25 },
+    });
+    // 512 MiB is above a quarter of the budget, but a server may always hold one container.
+    const outcome = await sandbox.invoke(tool('value:1', { limits: sized(512) }), hooks);
+    expect(outcome.ok).toBe(true);
   });
 });

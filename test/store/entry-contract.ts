@@ -154,7 +154,7 @@ export function defineEntryContract(makeTarget: () => StoreTarget): void {
       ).toEqual([]);
     });
 
-    it('announces saves and deletions by kind', async () => {
+    it('announces saves and deletions by kind and name', async () => {
       const sub = await fresh();
       const changes: StoreChange[] = [];
       const unsubscribe = store.onChange((change) => changes.push(change));
@@ -164,10 +164,10 @@ export function defineEntryContract(makeTarget: () => StoreTarget): void {
       await store.deleteEntry('resource', sub, 'a');
       unsubscribe();
       expect(changes).toEqual([
-        { subdomain: sub, kind: 'prompts' },
-        { subdomain: sub, kind: 'resources' },
-        { subdomain: sub, kind: 'prompts' },
-        { subdomain: sub, kind: 'resources' },
+        { subdomain: sub, kind: 'prompts', name: 'greet' },
+        { subdomain: sub, kind: 'resources', name: 'a' },
+        { subdomain: sub, kind: 'prompts', name: 'greet' },
+        { subdomain: sub, kind: 'resources', name: 'a' },
       ]);
     });
 

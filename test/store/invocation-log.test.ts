@@ -37,6 +37,7 @@ describe('InvocationLog', () => {
         await store.appendInvocations(entries as never);
       },
       pruneInvocations: () => store.pruneInvocations(),
+      countRefusals: store.countRefusals,
     };
     const log = new InvocationLog(counting, { flushIntervalMs: 60_000, batchSize: 10 });
     const server = 'batched';
@@ -62,6 +63,20 @@ describe('InvocationLog', () => {
     expect(newest[0]?.id).toBe('inv-119');
   });
 
+  it('prunes as soon as enough rows were written, not only on its timer', async () => {
+    const log = new InvocationLog(store, { batchSize: 10, pruneAfterRows: 20 });
+    for (let index = 0; index < 200; index++) {
+      log.append(sampleInvocation(index, { server: 'eager' }));
+    }
+    await log.flush();
+    const total = async () =>
+      Number((await target.raw('SELECT COUNT(*) AS n FROM invocations'))[0]?.n);
+    // The retention is 50; at most one batch of rows less than pruneAfterRows is left over.
+    await vi.waitFor(async () => expect(await total()).toBeLessThan(50 + 20));
+    await log.close();
+    expect(await total()).toBe(50);
+  });
+
   it('keeps entries when the store fails, bounded by maxQueued, and retries', async () => {
     let failing = true;
     const messages: string[] = [];
@@ -71,6 +86,7 @@ describe('InvocationLog', () => {
         await store.appendInvocations(entries as never);
       },
       pruneInvocations: async () => 0,
+      countRefusals: async () => undefined,
     };
     const log = new InvocationLog(flaky, {
       flushIntervalMs: 10,
@@ -91,6 +107,32 @@ describe('InvocationLog', () => {
       'inv-4',
       'inv-3',
     ]);
+    await log.close();
+  });
+
+  it('counts refusals instead of storing them, keeping the counts while the store fails', async () => {
+    let failing = true;
+    const flaky = {
+      appendInvocations: (entries: readonly unknown[]) => store.appendInvocations(entries as never),
+      pruneInvocations: async () => 0,
+      countRefusals: async (counts: Parameters<Store['countRefusals']>[0]) => {
+        if (failing) throw new Error('database away');
+        await store.countRefusals(counts);
+      },
+    };
+    const log = new InvocationLog(flaky, { flushIntervalMs: 10, refusalBucketMs: 3_600_000 });
+    for (let index = 0; index < 5; index++) log.countRefusal('counted', 'ERR_INVALID_ARGUMENT');
+    log.countRefusal('counted', 'ERR_UNKNOWN_TOOL');
+    await expect(log.flush()).rejects.toThrow('2 refusal counts could not be written');
+    log.countRefusal('counted', 'ERR_INVALID_ARGUMENT');
+    failing = false;
+    await log.flush();
+    const totals = await store.sumRefusals({ servers: ['counted'] });
+    expect(totals.map(({ code, count }) => [code, count])).toEqual([
+      ['ERR_INVALID_ARGUMENT', 6],
+      ['ERR_UNKNOWN_TOOL', 1],
+    ]);
+    expect(await store.listInvocations({ server: 'counted' })).toEqual([]);
     await log.close();
   });
 

@@ -30,7 +30,7 @@ it('refuses a database migrated by a newer version, saying which and what to do'
   ).rejects.toMatchObject({
     code: 'ERR_STORE',
     message: expect.stringMatching(
-      /belongs to a newer mcphost \(mcphost 9\.9\.9\): its schema has 9999-from-the-future, which this version \(0008-accounts\) does not know\. Run that version or newer, or restore the backup/,
+      /belongs to a newer mcphost \(mcphost 9\.9\.9\): its schema has 9999-from-the-future, which this version \(\d{4}-[a-z-]+\) does not know\. Run that version or newer, or restore the backup/,
     ),
   });
 });

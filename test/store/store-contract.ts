@@ -483,22 +483,95 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
         });
       });
 
-      it('prunes to the retention bound, keeping the newest', async () => {
-        const small = await openTracked({ invocationRetention: 5 });
-        const server = fresh();
-        await small.appendInvocations(
-          Array.from({ length: 12 }, (_, index) => sampleInvocation(index, { server })),
+      it('prunes per server: each keeps its floor and its newest rows, the largest pruned first', async () => {
+        const small = await openTracked({
+          invocationRetention: 20,
+          invocationRetentionPerServer: 10,
+        });
+        await target.raw('DELETE FROM invocations');
+        const [quiet, loud, gone] = [fresh(), fresh(), fresh()];
+        await small.createServer({ subdomain: quiet });
+        await small.createServer({ subdomain: loud });
+        const rows = (server: string, count: number) =>
+          Array.from({ length: count }, (_, index) => sampleInvocation(index, { server }));
+        await small.appendInvocations([...rows(quiet, 8), ...rows(loud, 40), ...rows(gone, 6)]);
+        expect(await small.pruneInvocations()).toBe(54 - 20);
+        const ids = async (server: string) =>
+          (await small.listInvocations({ server, limit: 1000 })).map((entry) => entry.id);
+        // Quiet keeps all 8 (within its floor), loud its floor of 10, and the server
+        // that no longer exists (no floor) what the bound of 20 leaves: 2.
+        expect(await ids(quiet)).toHaveLength(8);
+        expect(await ids(loud)).toEqual(
+          Array.from({ length: 10 }, (_, index) => `inv-${39 - index}`),
         );
-        await small.pruneInvocations();
-        const total = await target.raw('SELECT COUNT(*) AS n FROM invocations');
-        expect(Number(total[0]?.n)).toBe(5);
-        expect((await small.listInvocations({ server })).map((entry) => entry.id)).toEqual([
-          'inv-11',
-          'inv-10',
-          'inv-9',
-          'inv-8',
-          'inv-7',
+        expect(await ids(gone)).toEqual(['inv-5', 'inv-4']);
+        expect(await small.pruneInvocations()).toBe(0);
+      });
+
+      it('adds refusal counts across replicas, lists and sums them, and prunes them by age', async () => {
+        const other = await openTracked({ refusalRetentionHours: 1 });
+        const [server, neighbour] = [fresh(), fresh()];
+        const now = Date.now();
+        const bucket = (minutesAgo: number) =>
+          new Date(Math.floor(now / 60_000) * 60_000 - minutesAgo * 60_000).toISOString();
+        const count = (code: string, minutesAgo: number, times: number, at = server) => ({
+          server: at,
+          code,
+          bucketStart: bucket(minutesAgo),
+          count: times,
+        });
+        // Two replicas add to the same bucket (at once only on PostgreSQL: two SQLite
+        // stores in one process would wait on each other); one batch may name a bucket twice.
+        const first = store.countRefusals([
+          count('ERR_INVALID_ARGUMENT', 0, 3),
+          count('ERR_INVALID_ARGUMENT', 0, 2),
         ]);
+        if (target.dialect === 'sqlite') await first;
+        await Promise.all([
+          first,
+          other.countRefusals([
+            count('ERR_INVALID_ARGUMENT', 0, 4),
+            count('ERR_UNKNOWN_TOOL', 2, 1),
+          ]),
+        ]);
+        await other.countRefusals([
+          count('ERR_INVALID_ARGUMENT', 120, 7),
+          count('ERR_RATE_LIMITED', 0, 1, neighbour),
+        ]);
+        expect(await store.listRefusals({ servers: [server] })).toEqual([
+          count('ERR_INVALID_ARGUMENT', 0, 9),
+          count('ERR_UNKNOWN_TOOL', 2, 1),
+          count('ERR_INVALID_ARGUMENT', 120, 7),
+        ]);
+        expect(await store.sumRefusals({ servers: [server] })).toEqual([
+          {
+            server,
+            code: 'ERR_INVALID_ARGUMENT',
+            count: 16,
+            firstBucket: bucket(120),
+            lastBucket: bucket(0),
+          },
+          {
+            server,
+            code: 'ERR_UNKNOWN_TOOL',
+            count: 1,
+            firstBucket: bucket(2),
+            lastBucket: bucket(2),
+          },
+        ]);
+        expect(await store.sumRefusals({ servers: [server], since: bucket(5) })).toHaveLength(2);
+        expect((await store.sumRefusals({ servers: [server], since: bucket(5) }))[0]?.count).toBe(
+          9,
+        );
+        expect(await store.listRefusals({ servers: [] })).toEqual([]);
+        await expect(
+          store.countRefusals([{ ...count('ERR_INVALID_ARGUMENT', 0, 1), code: 'made up' }]),
+        ).rejects.toMatchObject({ code: 'ERR_VALIDATION' });
+        // Kept an hour by the second store: the bucket of two hours ago goes.
+        await other.pruneInvocations();
+        expect((await store.listRefusals({ servers: [server] })).map((each) => each.count)).toEqual(
+          [9, 1],
+        );
       });
     });
 
@@ -529,7 +602,7 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
         await store.deleteServer(subdomain);
         expect(changes).toEqual([
           { subdomain, kind: 'server' },
-          { subdomain, kind: 'tools' },
+          { subdomain, kind: 'tools', name: 'add' },
           { subdomain, kind: 'secrets' },
         ]);
       });

@@ -33,8 +33,27 @@ export const DEFAULT_POOL_DEFAULTS: Readonly<PoolDefaults> = Object.freeze(
 /** A server's default share of the container budget (POOL_SERVER_SHARE). */
 export const DEFAULT_SERVER_SHARE: PoolCaps['serverShare'] = DEFAULT_CONFIG.poolServerShare;
 
+/** The budget and ceilings in force on this machine with nothing set. */
+const DEFAULT_BUDGET = poolBudget(DEFAULT_CONFIG);
+
 /** Container starts in flight on this machine (POOL_START_CONCURRENCY unset: CPUs ÷ TOOL_CPUS). */
-export const DEFAULT_START_CONCURRENCY = poolBudget(DEFAULT_CONFIG).startConcurrency;
+export const DEFAULT_START_CONCURRENCY = DEFAULT_BUDGET.startConcurrency;
+
+/** The memory budget on this machine (POOL_MAX_MEMORY_MB unset: POOL_MEMORY_SHARE of its memory). */
+export const DEFAULT_MAX_MEMORY_MB: PoolCaps['maxMemoryMb'] = DEFAULT_BUDGET.maxMemoryMb;
+
+/** The host's ceilings on this machine (TOOL_MAX_MEMORY_MB derived, TOOL_MAX_TIMEOUT_MS). */
+export const DEFAULT_LIMIT_CEILINGS: Readonly<PoolCaps['limitCeilings']> = Object.freeze(
+  DEFAULT_BUDGET.limitCeilings,
+);
+
+/** The caps a test's manager takes unless it sets its own (serverShare, memory, ceilings). */
+export const DEFAULT_CAP_EXTRAS: Pick<PoolCaps, 'serverShare' | 'maxMemoryMb' | 'limitCeilings'> =
+  Object.freeze({
+    serverShare: DEFAULT_SERVER_SHARE,
+    maxMemoryMb: DEFAULT_MAX_MEMORY_MB,
+    limitCeilings: DEFAULT_LIMIT_CEILINGS,
+  });
 
 /** The broker's sdk.http and sdk.db limits (HTTP_EGRESS_*, DB_*). */
 export const DEFAULT_BROKER_LIMITS = brokerLimitsFrom(DEFAULT_CONFIG);

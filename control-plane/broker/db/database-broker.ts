@@ -72,8 +72,9 @@ export class DatabaseBroker {
       maxConnectionsPerPool: limits.maxConnectionsPerKey,
       // Past the drivers' own connect timeout, so a silent server is reported as such.
       acquireTimeoutMs: limits.connectTimeoutMs + 1_000,
-      // Statements are bounded server-side, with the drivers' backstop 5 s later.
-      drainTimeoutMs: limits.statementTimeoutMs + 5_000,
+      // A statement still running when its invocation ends is cancelled: stopping
+      // takes the database a round trip, so it gets as long as a connect does.
+      drainTimeoutMs: limits.connectTimeoutMs,
     });
   }
 
@@ -122,7 +123,7 @@ export class DatabaseBroker {
     return this.registry.openConnections();
   }
 
-  /** Gives back the invocation's connections, rolled back and reset; never rejects. */
+  /** Gives back the invocation's connections: statements still running cancelled, then rolled back and reset; never rejects. */
   endInvocation(invocation: string): Promise<void> {
     return this.connections.end(invocation);
   }

@@ -37,6 +37,14 @@ export interface PooledConnection extends StatementRunner {
   release(): Promise<void>;
   /** Closes the connection without returning it (a reset hung or cannot be trusted). */
   destroy(): void;
+  /**
+   * Asks the database, over a connection of its own, to stop the statement
+   * this connection runs now (PostgreSQL: a CancelRequest; MySQL: KILL QUERY).
+   * Resolves once asked, within the connect timeout; never rejects. With no
+   * statement running it does nothing — or stops the next one, whose failure
+   * then makes `release` close the connection rather than pool it.
+   */
+  cancelStatement(): Promise<void>;
 }
 
 /** A connection pool for one database. */

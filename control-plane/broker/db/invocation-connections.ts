@@ -2,9 +2,13 @@
  * The database connections of running invocations. A `sdk.db(...)` handle
  * holds one connection per database for the whole invocation (calls with the
  * same connection parameters share it), so `BEGIN … COMMIT` spread over
- * several calls behaves as a tool author expects. When the invocation ends,
+ * several calls behaves as a tool author expects. When the invocation ends
+ * (returned, failed, timed out, cancelled, its container gone), a statement
+ * still running is cancelled on the database — it would otherwise go on
+ * holding its locks and its pool slot long after anyone waits for it — and
  * each connection is rolled back and reset before it goes back to its pool
- * (see PooledConnection.release); one whose reset fails or hangs is destroyed.
+ * (see PooledConnection.release); one whose statement will not stop, or
+ * whose reset fails or hangs, is destroyed.
  */
 import { McphostError, cancelledError } from '../../errors.js';
 import type { DbConnection } from '../../../src/protocol/index.js';
@@ -32,9 +36,16 @@ export interface InvocationConnectionsOptions {
   maxConnectionsPerPool: number;
   /** Longest wait for a free connection of a pool (longer than the drivers' connect timeout), and for a reset, ms. */
   acquireTimeoutMs: number;
-  /** Longest wait for statements still running when their invocation ends, ms; then the connection is destroyed. */
+  /**
+   * Longest wait for statements still running when their invocation ends to
+   * stop once cancelled, ms; then the connection is destroyed.
+   */
   drainTimeoutMs: number;
 }
+
+/** First wait before a statement that is still running is cancelled again, ms; doubles up to a second. */
+const CANCEL_REPEAT_FIRST_MS = 100;
+const CANCEL_REPEAT_MAX_MS = 1_000;
 
 type Taken = { lease: PoolLease; connection: PooledConnection };
 type Held = { ready: Promise<Taken>; running: Set<Promise<unknown>> };
@@ -146,21 +157,39 @@ export class InvocationConnections {
     }
     const { lease, connection } = taken;
     try {
-      // Statements still running when the invocation ended: resetting under them
-      // would queue behind them anyway; a statement that outlives its limits means
-      // the connection cannot be trusted.
-      const drained = await within(
-        () => Promise.allSettled([...held.running]),
-        this.#options.drainTimeoutMs,
-      );
-      if (drained === undefined) return connection.destroy();
+      // A reset would only queue behind a running statement; one that will not stop
+      // means the connection cannot be trusted.
+      if (!(await this.#stopStatements(held, connection))) return connection.destroy();
       const reset = await within(() => connection.release(), this.#options.acquireTimeoutMs);
       if (reset === undefined) connection.destroy();
     } finally {
       lease.release();
     }
   }
+
+  /**
+   * Cancels the statements of `held` still running until none is, within
+   * `drainTimeoutMs`; true when they all ended. One cancel stops the statement
+   * running now: a call sent a moment before (still on its way to the database)
+   * or queued behind it on the same connection starts next, so the cancel is
+   * repeated, sooner at first, while any is left.
+   */
+  async #stopStatements(held: Held, connection: PooledConnection): Promise<boolean> {
+    const deadline = Date.now() + this.#options.drainTimeoutMs;
+    let pause = CANCEL_REPEAT_FIRST_MS;
+    while (held.running.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await connection.cancelStatement();
+      const oneEnded = Promise.race([...held.running].map((each) => each.then(noop, noop)));
+      await within(() => oneEnded, Math.min(pause, Math.max(0, deadline - Date.now())));
+      pause = Math.min(pause * 2, CANCEL_REPEAT_MAX_MS);
+    }
+    return true;
+  }
 }
+
+function noop(): void {}
 
 /**
  * `{value}` of `start()`, or undefined when it takes longer than `ms`; a value

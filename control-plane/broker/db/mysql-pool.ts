@@ -47,9 +47,13 @@ export function createMysqlPool(target: PoolTarget, limits: DatabasePoolLimits):
     const core = connection as unknown as { query(sql: string, callback: () => void): void };
     for (const sql of sessionSettings(limits)) core.query(sql, () => undefined);
   });
+  const killQuery = queryKiller(target, limits);
   return {
     async acquire() {
-      return pooledConnection(await pool.getConnection(), target.database, limits);
+      const connection = await pool.getConnection();
+      return pooledConnection(connection, target.database, limits, () =>
+        killQuery(connection.threadId),
+      );
     },
     openConnections: () => countOpenConnections(pool),
     close: () => pool.end(),
@@ -71,10 +75,53 @@ function sessionSettings(limits: DatabasePoolLimits): string[] {
   ];
 }
 
+/**
+ * `KILL QUERY <thread>` for the pool's connections, each on a short-lived
+ * connection of its own with the pool's credentials (a user may stop its own
+ * threads; the pool's connections may all be busy). One at a time per pool,
+ * so a flood of ended invocations opens at most one extra connection to the
+ * database. The returned function never rejects.
+ */
+function queryKiller(
+  target: PoolTarget,
+  limits: DatabasePoolLimits,
+): (threadId: number) => Promise<void> {
+  let previous = Promise.resolve();
+  const kill = async (threadId: number): Promise<void> => {
+    if (!Number.isSafeInteger(threadId) || threadId <= 0) return;
+    let control: mysql.Connection | undefined;
+    try {
+      control = await mysql.createConnection({
+        host: target.address,
+        port: target.port ?? 3306,
+        user: target.user,
+        password: target.password ?? '',
+        connectTimeout: limits.connectTimeoutMs,
+        flags: ['-LOCAL_FILES'],
+      });
+      // A socket error once done must not crash the process.
+      control.on('error', () => undefined);
+      await control.query({ sql: `KILL QUERY ${threadId}`, timeout: limits.connectTimeoutMs });
+    } catch {
+      // The statement may have ended already (unknown thread), or the database is gone:
+      // either way the caller closes the connection if it still does not answer.
+    } finally {
+      // KILL has done its work once answered; a polite QUIT would only wait on the server.
+      control?.destroy();
+    }
+  };
+  return (threadId) => {
+    const next = previous.then(() => kill(threadId));
+    previous = next;
+    return next;
+  };
+}
+
 function pooledConnection(
   connection: mysql.PoolConnection,
   database: string,
   limits: DatabasePoolLimits,
+  cancelStatement: () => Promise<void>,
 ): PooledConnection {
   let returned = false;
   const giveBack = (destroy: boolean): void => {
@@ -131,6 +178,7 @@ function pooledConnection(
     destroy() {
       giveBack(true);
     },
+    cancelStatement,
   };
 }
 

@@ -14,6 +14,7 @@ import {
   type StatementResult,
 } from './database-pool.js';
 import { parseInt8Text } from './json-safe.js';
+import { backendKeyOf, sendPgCancelRequest } from './pg-cancel.js';
 import type { Statement } from './sql-statements.js';
 
 const INT8_OID = 20;
@@ -49,10 +50,18 @@ export function createPgPool(target: PoolTarget, limits: DatabasePoolLimits): Da
   });
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Sent to the address the pool dials, which the egress policy approved.
+  const cancelStatementOf = async (client: pg.PoolClient): Promise<void> => {
+    const key = backendKeyOf(client);
+    if (key === undefined) return;
+    const backend = { address: target.address, port: target.port ?? 5432, ...key };
+    await sendPgCancelRequest(backend, limits.connectTimeoutMs);
+  };
   return {
     async acquire() {
       try {
-        return pooledConnection(await pool.connect());
+        const client = await pool.connect();
+        return pooledConnection(client, () => cancelStatementOf(client));
       } catch (error) {
         // pg's wait for a free client ends with "timeout exceeded when trying to connect".
         if (pool.totalCount < limits.maxConnections) throw error;
@@ -64,7 +73,10 @@ export function createPgPool(target: PoolTarget, limits: DatabasePoolLimits): Da
   };
 }
 
-function pooledConnection(client: pg.PoolClient): PooledConnection {
+function pooledConnection(
+  client: pg.PoolClient,
+  cancelStatement: () => Promise<void>,
+): PooledConnection {
   let returned = false;
   // pg removes its own listener while a client is checked out, and an invocation
   // holds one for its whole run: a server-side disconnect must not crash us.
@@ -131,5 +143,6 @@ function pooledConnection(client: pg.PoolClient): PooledConnection {
     destroy() {
       giveBack(new Error('connection destroyed'));
     },
+    cancelStatement,
   };
 }

@@ -1,12 +1,13 @@
 /**
  * Pools & activity: the server's warm pools (see `pools-panel.ts`) and the
- * invocation log with filters. Both refresh every few seconds while the tab
- * is open.
+ * invocation log with filters, headed by the calls refused before any code
+ * ran, which the log counts per code rather than listing one by one. Both
+ * refresh every few seconds while the tab is open.
  */
 import { api, segment } from './api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
 import { createPoolsPanel } from './pools-panel.js';
-import type { InvocationRecord, ToolRecord } from '../../store/index.js';
+import type { InvocationRecord, RefusalTotal, ToolRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
 
 /** How often the figures refresh while the tab is open, in milliseconds. */
@@ -57,14 +58,16 @@ export async function renderActivityTab(
     ['20', '50', '100', '500'].map((n) => h('option', { value: n }, n)),
   );
   const logBody = h('tbody');
+  const refusedSummary = h('p', { class: 'hint', id: 'refused-summary' });
   const refreshLog = async () => {
     const query = new URLSearchParams({ server: sub, limit: limitFilter.value });
     if (toolFilter.value) query.set('tool', toolFilter.value);
     if (kindFilter.value) query.set('kind', kindFilter.value);
-    const { invocations } = await api<{ invocations: InvocationRecord[] }>(
-      'GET',
-      `/api/invocations?${query}`,
-    );
+    const { invocations, refused } = await api<{
+      invocations: InvocationRecord[];
+      refused: RefusalTotal[];
+    }>('GET', `/api/invocations?${query}`);
+    showRefused(refusedSummary, refused);
     const shown = invocations.filter(
       (i) => outcomeFilter.value === '' || (outcomeFilter.value === 'ok') === i.ok,
     );
@@ -111,6 +114,7 @@ export async function renderActivityTab(
         ),
         h('div', { class: 'field' }, h('label', { for: 'filter-limit' }, 'Show'), limitFilter),
       ),
+      refusedSummary,
       h(
         'div',
         { class: 'table-wrap' },
@@ -145,4 +149,21 @@ export async function renderActivityTab(
   await refresh();
   const timer = window.setInterval(() => void refresh(), REFRESH_MS);
   return () => window.clearInterval(timer);
+}
+
+/**
+ * The server's refused calls, one count per code over the kept buckets (the
+ * filters do not apply: the counts have no tool or kind), or that none were.
+ */
+function showRefused(target: HTMLElement, refused: readonly RefusalTotal[]): void {
+  if (refused.length === 0) {
+    target.textContent = 'No calls refused before running.';
+    return;
+  }
+  const first = refused.map((each) => each.firstBucket).sort()[0]!;
+  const last = refused.map((each) => each.lastBucket).sort()[refused.length - 1]!;
+  const byCode = refused.map((each) => `${each.code} ${each.count}`).join(' · ');
+  target.textContent =
+    `Refused before running, counted per error code rather than listed below: ${byCode} ` +
+    `(counted since ${formatTime(first)}; the latest in the time bucket starting ${formatTime(last)}).`;
 }

@@ -15,9 +15,13 @@ const BOOKKEEPING = new Set(['updatedAt']);
 
 /** An entry's `summary` as elements, or a dash when it says nothing. */
 export function auditSummaryView(summary: AuditEntry['summary']): Child {
-  const { before, after, note } = summary ?? {};
+  const { before, after, note, count } = summary ?? {};
   const parts: Child[] = [];
   if (note) parts.push(h('p', { class: 'audit-note' }, note));
+  // A refusal entry stands for every refusal of its kind in the minute from its time.
+  if (count !== undefined && count > 1) {
+    parts.push(h('p', { class: 'audit-note' }, `${count} times in that minute`));
+  }
   if (before !== undefined && after !== undefined) {
     parts.push(changeList(before, after));
   } else if (after !== undefined) {

@@ -15,7 +15,8 @@ import { createHintsFields } from './hints-fields.js';
 import { createSchemaFields, type SchemaFields } from './schema-fields.js';
 import { renderTestRun } from './test-run.js';
 import { fetchTool } from './tools-tab.js';
-import type { ToolDefinitionInput } from '../../store/index.js';
+import type { WithEffectiveLimits } from '../../admin/index.js';
+import type { ToolDefinitionInput, ToolRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
 
 const STARTER_CODE = `// params: the declared parameters; env: the secrets listed below; sdk: http, db, lodash.
@@ -29,7 +30,9 @@ export async function renderToolEditor(
   server: ServerInfo,
   name: string,
 ): Promise<void> {
-  const tool = await fetchTool(server.subdomain, name);
+  // GET answers a saved tool with the limits it runs with now (admin/limit-ceilings.ts).
+  const tool = (await fetchTool(server.subdomain, name)) as
+    WithEffectiveLimits<ToolRecord> | undefined;
 
   const description = h('textarea', { id: 'tool-description', rows: 2 });
   description.value = tool?.description ?? '';
@@ -44,12 +47,14 @@ export async function renderToolEditor(
     type: 'number',
     min: 1,
     value: tool?.limits.timeoutMs ?? '',
+    'aria-describedby': 'tool-limits-help',
   });
   const memory = h('input', {
     id: 'tool-memory',
     type: 'number',
     min: 1,
     value: tool?.limits.memoryMb ?? '',
+    'aria-describedby': 'tool-limits-help',
   });
   const strict = h('input', { id: 'tool-strict', type: 'checkbox' });
   strict.checked = tool?.strict ?? false;
@@ -126,6 +131,7 @@ export async function renderToolEditor(
           h('label', { for: 'tool-strict' }, 'Single-use containers'),
         ),
       ),
+      h('span', { id: 'tool-limits-help', class: 'hint' }, limitsHint(server, tool)),
     ],
     collect: (): ToolDefinitionInput => {
       editor.markError(null);
@@ -155,6 +161,31 @@ export async function renderToolEditor(
     },
     reload: () => void renderToolEditor(panel, server, name),
   });
+}
+
+/**
+ * What the limit fields mean on this server: its limits (an admin's) are the
+ * most a tool may set, and what a saved tool runs with now.
+ */
+function limitsHint(server: ServerInfo, tool: WithEffectiveLimits<ToolRecord> | undefined): string {
+  const ceilings = [
+    server.limits.timeoutMs === undefined ? undefined : `${server.limits.timeoutMs} ms`,
+    server.limits.memoryMb === undefined ? undefined : `${server.limits.memoryMb} MiB`,
+  ].filter((part) => part !== undefined);
+  const sentences = [
+    ceilings.length === 0
+      ? 'Empty: the service defaults. A tool may only lower its server’s limits.'
+      : `Empty: the server’s limits. At most ${ceilings.join(' and ')}, as an admin set them.`,
+  ];
+  if (tool?.effectiveLimits) {
+    const { timeoutMs, memoryMb } = tool.effectiveLimits;
+    sentences.push(
+      tool.limitsClamped.length === 0
+        ? `Runs with ${timeoutMs} ms and ${memoryMb} MiB.`
+        : `Runs with ${timeoutMs} ms and ${memoryMb} MiB: its ${tool.limitsClamped.join(' and ')} were saved above a ceiling lowered since.`,
+    );
+  }
+  return sentences.join(' ');
 }
 
 /**

@@ -1,10 +1,13 @@
 /**
  * The version history of a tool, prompt or resource, newest first, with a
  * rollback button on each older version (a rollback saves that version again
- * as the newest) for those who may change it.
+ * as the newest) for those who may change it. It says how many versions the
+ * service keeps and which older ones were pruned: a rollback can only reach
+ * what is kept.
  */
 import { api } from './api.js';
 import { announce, confirmDialog, formatTime, h, replaceChildren } from './dom.js';
+import type { VersionRetention } from '../../store/index.js';
 
 /** What the panel shows of one saved version. */
 interface VersionSummary {
@@ -28,12 +31,16 @@ export async function renderVersionHistory(
   },
 ): Promise<void> {
   const { base, name, onRolledBack, canRollBack = true } = options;
-  const { versions } = await api<{ versions: VersionSummary[] }>('GET', `${base}/versions`);
+  const { versions, retention } = await api<{
+    versions: VersionSummary[];
+    retention?: VersionRetention;
+  }>('GET', `${base}/versions`);
   const error = h('p', { role: 'alert', class: 'error' });
   const newest = versions[0]?.version;
   replaceChildren(
     section,
     h('h2', { id: 'versions-heading' }, 'Version history'),
+    retention === undefined ? '' : h('p', { class: 'hint' }, retentionNote(versions, retention)),
     error,
     h(
       'div',
@@ -99,4 +106,17 @@ export async function renderVersionHistory(
       ),
     ),
   );
+}
+
+/** What is kept, and what of this history was pruned. */
+function retentionNote(versions: VersionSummary[], retention: VersionRetention): string {
+  const kept = `The newest ${retention.versionsKept} versions are kept, within ${mebibytes(retention.maxBytes)} (and ${mebibytes(retention.serverMaxBytes)} for the whole server); older ones are pruned when a newer one is saved.`;
+  const oldest = versions.at(-1)?.version ?? 1;
+  if (oldest <= 1) return kept;
+  return `${kept} ${oldest === 2 ? 'Version 1 was' : `Versions 1–${oldest - 1} were`} pruned.`;
+}
+
+function mebibytes(bytes: number): string {
+  const value = bytes / (1024 * 1024);
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} MiB`;
 }

@@ -82,7 +82,6 @@ export class GenericPool {
 
   #fits(requester: WarmPool): boolean {
     if (requester.generic || !sameShape(requester.shape, this.pool.shape)) return false;
-    const server = requester.server!;
-    return this.#budget.held(server) < this.#budget.ceiling(server);
+    return this.#budget.fitsCeiling(requester.server!, requester.shape);
   }
 }

@@ -7,7 +7,12 @@
  */
 import { z } from 'zod';
 import { McphostError } from '../../errors.js';
-import { InvocationLimitsSchema, type InvocationLimits } from '../limits.js';
+import {
+  InvocationLimitsSchema,
+  LimitCeilingsSchema,
+  type InvocationLimits,
+  type LimitCeilings,
+} from '../limits.js';
 
 /** What every pool starts from; all required (the configuration table holds the defaults). */
 export interface PoolDefaults {
@@ -61,8 +66,12 @@ export interface PoolCaps {
   maxSizePerPool: number;
   /** Largest number of containers across all pools; POOL_MAX_TOTAL or derived. */
   maxTotal: number;
-  /** Largest share of `maxTotal` one server may hold unless an admin sets its maximum; POOL_SERVER_SHARE. */
+  /** Largest sum of the containers' memory limits across all pools, in MiB; POOL_MAX_MEMORY_MB or derived. */
+  maxMemoryMb: number;
+  /** Largest share of the budget (containers and memory) one server may hold unless an admin sets its maximum; POOL_SERVER_SHARE. */
   serverShare: number;
+  /** The most any invocation may use, whatever its server or tool saved; TOOL_MAX_MEMORY_MB, TOOL_MAX_TIMEOUT_MS. */
+  limitCeilings: LimitCeilings;
 }
 
 /** The part of a pool an admin resizes. */
@@ -84,6 +93,21 @@ export function parsePoolDefaults(defaults: PoolDefaults, caps: PoolCaps): Resol
   }
   if (!Number.isInteger(caps.maxTotal) || caps.maxTotal < 1) {
     throw new TypeError('SandboxManager: caps.maxTotal must be an integer >= 1');
+  }
+  if (!Number.isInteger(caps.maxMemoryMb) || caps.maxMemoryMb < 1) {
+    throw new TypeError('SandboxManager: caps.maxMemoryMb must be an integer >= 1');
+  }
+  const ceilings = LimitCeilingsSchema.safeParse(caps.limitCeilings);
+  if (!ceilings.success) {
+    throw new TypeError(`SandboxManager: invalid caps.limitCeilings: ${ceilings.error.message}`);
+  }
+  // One container of the largest size must fit the budget, and the defaults their ceilings.
+  if (ceilings.data.memoryMb > caps.maxMemoryMb) {
+    throw new TypeError('SandboxManager: caps.limitCeilings.memoryMb is above caps.maxMemoryMb');
+  }
+  const { memoryMb, timeoutMs } = parsed.data.limits;
+  if (memoryMb > ceilings.data.memoryMb || timeoutMs > ceilings.data.timeoutMs) {
+    throw new TypeError('SandboxManager: defaults.limits are above caps.limitCeilings');
   }
   const problem = poolSizeProblem(parsed.data, caps);
   if (problem !== undefined) throw new TypeError(`SandboxManager: defaults: ${problem}`);

@@ -310,15 +310,9 @@ export class WarmPool {
     return true;
   }
 
-  /** The oldest idle-since time, for choosing whom to evict. */
-  oldestIdleSince(): number | undefined {
-    let oldest: number | undefined;
-    for (const instance of this.#instances) {
-      if (instance.state === 'idle' && (oldest === undefined || instance.idleSince < oldest)) {
-        oldest = instance.idleSince;
-      }
-    }
-    return oldest;
+  /** When each idle container became idle, oldest first: `evictOne` takes them in this order. */
+  idleSinceOldestFirst(): number[] {
+    return this.#idleOldestFirst().map((instance) => instance.idleSince);
   }
 
   /** Fails waiters and kills every container, leased ones included. */
@@ -449,6 +443,7 @@ export class WarmPool {
     this.#instances.add(instance);
     this.#context.starts.enqueue({
       purpose,
+      owner: this.server,
       stillNeeded: () => instance.state === 'warming' && this.#stillNeeded(),
       run: () => this.#bringUp(instance),
       drop: () => this.#forget(instance),

@@ -13,6 +13,7 @@ import { toolMetadataMigration } from './0005-tool-metadata.js';
 import { serverEntriesMigration } from './0006-server-entries.js';
 import { mcpSessionsMigration } from './0007-mcp-sessions.js';
 import { accountsMigration } from './0008-accounts.js';
+import { invocationRetentionMigration } from './0011-invocation-retention.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -27,6 +28,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0006-server-entries': serverEntriesMigration,
         '0007-mcp-sessions': mcpSessionsMigration,
         '0008-accounts': accountsMigration(dialect),
+        '0011-invocation-retention': invocationRetentionMigration,
       };
     },
   };
