@@ -41,7 +41,7 @@ import {
 } from './cpu-accounting.js';
 import { startLoadClient, type LoadClient, type LoadRound } from './load-client.js';
 import { lineEcho } from './raw-echo.js';
-import { benchAgent as agent, RawMcpSession } from './raw-mcp-session.js';
+import { benchAgent as agent, RawMcpSession, RawModernClient } from './raw-mcp-session.js';
 import { percentile } from './stats.js';
 import { waitFor } from './wait-for.js';
 
@@ -57,6 +57,8 @@ export interface McpBenchFigures {
   firstCall: { samples: number; p50Ms: number; ratioToWarm: number };
   /** Warm calls to a server in API-key mode against the same tool in mode "none", alternated. */
   apiKey: { p50Ms: number; noneP50Ms: number; ratio: number };
+  /** Warm modern-era (2026-07-28) calls against legacy-session ones of the same tool, alternated. */
+  modern: { p50Ms: number; legacyP50Ms: number; ratio: number; floorRatio: number };
   newServerCall: { samples: number; p50Ms: number };
   /** 32-client throughput by recycling setting, and the default's ratio to "off". */
   recycling: {
@@ -213,6 +215,28 @@ async function measureApiKeyMode(
   const p50Ms = percentile(withKey, 50);
   const noneP50Ms = percentile(without, 50);
   return { p50Ms, noneP50Ms, ratio: p50Ms / noneP50Ms };
+}
+
+/**
+ * What the modern era costs a warm call against a legacy session: the same
+ * tool, called in rounds alternated between a modern client (no session;
+ * `_meta` and standard headers on every request) and the session.
+ */
+async function measureModernEra(
+  legacy: RawMcpSession,
+  modern: RawModernClient,
+  floorP50Ms: number,
+): Promise<McpBenchFigures['modern']> {
+  await timed(() => modern.call('trivial'), WARM_SAMPLES, WARM_UP);
+  const modernCalls: number[] = [];
+  const legacyCalls: number[] = [];
+  for (let round = 0; round < API_KEY_ROUNDS; round++) {
+    modernCalls.push(...(await timed(() => modern.call('trivial'), API_KEY_ROUND_CALLS, 20)));
+    legacyCalls.push(...(await timed(() => legacy.call('trivial'), API_KEY_ROUND_CALLS, 20)));
+  }
+  const p50Ms = percentile(modernCalls, 50);
+  const legacyP50Ms = percentile(legacyCalls, 50);
+  return { p50Ms, legacyP50Ms, ratio: p50Ms / legacyP50Ms, floorRatio: p50Ms / floorP50Ms };
 }
 
 async function saveTool(plane: TestControlPlane, server: string, name: string): Promise<void> {
@@ -542,6 +566,11 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
       `warm tools/call  p50 ${warmFigures.p50Ms.toFixed(3)} ms  p99 ${warmFigures.p99Ms.toFixed(3)} ms  | floor p50 ${floorP50.toFixed(3)} ms (HTTP ${warmFigures.httpP50Ms.toFixed(3)} + stdio ${warmFigures.stdioP50Ms.toFixed(3)})  ratio ${warmFigures.ratioP50.toFixed(2)}× (target ≤ 2×)`,
     );
 
+    const modern = await measureModernEra(session, new RawModernClient(url, host), floorP50);
+    report(
+      `warm tools/call, modern era (2026-07-28)  p50 ${modern.p50Ms.toFixed(3)} ms vs legacy session ${modern.legacyP50Ms.toFixed(3)} ms = ${modern.ratio.toFixed(2)}× (alternated rounds; target ≤ 1×) | ${modern.floorRatio.toFixed(2)}× the floor`,
+    );
+
     const apiKey = await measureApiKeyMode(plane, session, url);
     report(
       `warm tools/call with an API key  p50 ${apiKey.p50Ms.toFixed(3)} ms vs ${apiKey.noneP50Ms.toFixed(3)} ms without = ${apiKey.ratio.toFixed(2)}× (alternated rounds)`,
@@ -594,7 +623,7 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
     report(
       `throughput ${CLIENTS} clients  ${throughput.perSecond.toFixed(0)} calls/s vs trivial ${throughput.trivialPerSecond.toFixed(0)} req/s  ratio ${throughput.ratio.toFixed(2)} (target ≥ 0.5)  p50 ${throughput.p50Ms.toFixed(2)} ms  p99 ${throughput.p99Ms.toFixed(2)} ms (target ≤ 50)  errors ${throughput.errors}/${throughput.calls}`,
     );
-    main = { warm: warmFigures, firstCall, apiKey, newServerCall, throughput };
+    main = { warm: warmFigures, firstCall, apiKey, modern, newServerCall, throughput };
   } finally {
     await new Promise<void>((resolve) => trivial.server.close(() => resolve()));
     await plane.close();

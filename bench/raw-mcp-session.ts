@@ -88,3 +88,57 @@ export class RawMcpSession {
     return answer.text;
   }
 }
+
+/**
+ * A modern-era (MCP 2026-07-28) client made of raw HTTP requests: no session,
+ * each request carries its `_meta` and the standard headers, as every modern
+ * client sends them. On the same agent as RawMcpSession, so the two eras
+ * differ only on the server side.
+ */
+export class RawModernClient {
+  #next = 1;
+  constructor(
+    private readonly url: string,
+    private readonly host: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  /** One tools/call; throws unless the tool answered without error. */
+  async call(name: string): Promise<void> {
+    const response = await request(this.url, {
+      method: 'POST',
+      dispatcher: benchAgent,
+      headers: {
+        ...this.headers,
+        host: this.host,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': name,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: this.#next++,
+        method: 'tools/call',
+        params: {
+          name,
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+          },
+        },
+      }),
+    });
+    const text = await response.body.text();
+    if (
+      response.statusCode !== 200 ||
+      !text.includes('"resultType":"complete"') ||
+      text.includes('"isError":true')
+    ) {
+      throw new Error(`tools/call failed: ${response.statusCode} ${text.slice(0, 200)}`);
+    }
+  }
+}

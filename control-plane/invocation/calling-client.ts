@@ -40,6 +40,8 @@ export interface CallingClient {
    * at once. The legacy era's requests are already on their way: it has none.
    */
   waiting?(): void;
+  /** Times the call has waited on this client so far (the invocation log's `inputRounds`). */
+  rounds?(): number;
 }
 
 /** The sdk function behind each client operation, for messages. */

@@ -113,6 +113,10 @@ export interface InvocationLogEntry {
   requestId: string;
   /** The client's address, when known. */
   client: string | null;
+  /** The MCP era of the request; null for a test run. */
+  era: 'legacy' | 'modern' | null;
+  /** Times the call waited on its client for input. */
+  inputRounds: number;
 }
 
 export interface InvokeRequest {
@@ -353,6 +357,8 @@ export class ToolInvoker {
         caller: request.caller,
         requestId: request.requestId,
         client: request.clientAddress ?? null,
+        era: request.client?.info?.era ?? null,
+        inputRounds: request.client?.rounds?.() ?? 0,
       });
     }
     const measured = { logs: outcome.logs, durationMs: outcome.durationMs, version: tool.version };

@@ -32,9 +32,14 @@ export function callingClientFor(server: Server, ctx: ServerContext): CallingCli
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const transport = server.transport;
   const session = transport instanceof StreamableHttpTransport ? transport : undefined;
+  let asked = 0;
   const client: CallingClient = {
     info: clientInfoOf(server, session),
-    request: (operation, args, signal) => ask(server, ctx, operation, args, signal),
+    request: (operation, args, signal) => {
+      asked += 1;
+      return ask(server, ctx, operation, args, signal);
+    },
+    rounds: () => asked,
   };
   // `sdk.closeStream()`: the call's response ends and the client resumes it (or, for a
   // client that cannot, nothing happens).

@@ -99,6 +99,8 @@ export class InputExchange<T> {
   #wake: ((step: RoundStep<T>) => void) | undefined;
   /** True while the code is known to wait on nothing but the pending requests. */
   #quiet = false;
+  /** Rounds answered `input_required` so far. */
+  #rounds = 0;
   /** Why the call cannot go on (a capability the client lacks, an answer that is no answer). */
   #refusal: Extract<RoundStep<T>, { kind: 'unsupported' | 'malformed' }> | undefined;
   /** Answers the first request brought along, taken by key when the code asks. */
@@ -121,6 +123,7 @@ export class InputExchange<T> {
       progress: (update) => this.#progress(update),
       request: (operation, args, signal) => this.#request(operation, args, signal),
       waiting: () => this.#waiting(),
+      rounds: () => this.#rounds,
     };
   }
 
@@ -267,6 +270,7 @@ export class InputExchange<T> {
     if (this.#wake === undefined) return;
     const inputRequests: InputRequests = {};
     for (const pending of this.#pending.values()) inputRequests[pending.key] = pending.request;
+    this.#rounds += 1;
     this.#wake({ kind: 'input', inputRequests });
   }
 

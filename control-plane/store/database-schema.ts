@@ -104,6 +104,10 @@ export interface InvocationsTable {
   kind: Generated<string>;
   /** The client's address (migration 0006); null when unknown or before it. */
   client_address: string | null;
+  /** The MCP era of the call: legacy or modern (migration 0012); null for a test run. */
+  era: string | null;
+  /** Times the call waited on its client for input (migration 0012). */
+  input_rounds: Generated<number>;
 }
 
 /** Calls refused before any code ran, counted per server, error code and time bucket (migration 0011). */

@@ -140,6 +140,8 @@ export async function listInvocations(
         'caller',
         'request_id',
         'client_address',
+        'era',
+        'input_rounds',
       ])
       .select(logBytes.as('log_bytes'))
       .$if(server !== undefined, (select) => select.where('server', '=', server as string))

@@ -348,6 +348,10 @@ export const invocationRecordSchema = z.object({
   requestId: z.string().max(256).nullable().default(null),
   /** The client's address (behind TRUSTED_PROXIES, the one they name). */
   client: z.string().max(64).nullable().default(null),
+  /** The MCP era of the request (2025-11-25 and earlier: legacy; 2026-07-28: modern); null for a test run. */
+  era: z.enum(['legacy', 'modern']).nullable().default(null),
+  /** Times the call waited on its client for input (modern: input_required rounds; legacy: requests). */
+  inputRounds: z.number().int().min(0).default(0),
 });
 /** An invocation log entry as accepted (defaults optional). */
 export type InvocationRecordInput = z.input<typeof invocationRecordSchema>;

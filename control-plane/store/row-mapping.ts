@@ -141,7 +141,10 @@ export function poolSettingsFromRow(
 /** An invocation as an insertable row. */
 export function invocationToRow(
   entry: InvocationRecord,
-): Omit<InvocationsTable, 'seq' | 'kind'> & { kind: string } {
+): Omit<InvocationsTable, 'seq' | 'kind' | 'input_rounds'> & {
+  kind: string;
+  input_rounds: number;
+} {
   return {
     id: entry.id,
     at: entry.at,
@@ -158,6 +161,8 @@ export function invocationToRow(
     caller: JSON.stringify(entry.caller ?? null),
     request_id: entry.requestId,
     client_address: entry.client,
+    era: entry.era,
+    input_rounds: entry.inputRounds,
   };
 }
 
@@ -178,5 +183,7 @@ export function invocationFromRow(row: Selectable<InvocationsTable>): Invocation
     caller: JSON.parse(row.caller),
     requestId: row.request_id,
     client: row.client_address,
+    era: row.era === 'legacy' || row.era === 'modern' ? row.era : null,
+    inputRounds: row.input_rounds,
   };
 }

@@ -50,6 +50,7 @@ const TOOLS: Record<string, { code: string; parameters?: unknown[] }> = {
     code: 'return { era: sdk.client.era, version: sdk.client.protocolVersion, elicits: sdk.client.capabilities.elicitation !== undefined, name: sdk.client.info && sdk.client.info.name };',
   },
   logs: { code: "console.info('a line'); console.error('a worse line'); return 'logged';" },
+  sleepy: { code: "await new Promise((r) => setTimeout(r, 15000)); return 'woke';" },
 };
 
 beforeAll(async () => {
@@ -171,6 +172,19 @@ describe('the modern era through the SDK v2 client', () => {
     }
   });
 
+  it('records the era and the input rounds of each call in the invocation log', async () => {
+    const log = await plane.admin('GET', `/api/invocations?server=${SUB}&tool=twoRounds`);
+    const calls = (log.body.invocations as { era: string; inputRounds: number; ok: boolean }[]).map(
+      ({ era, inputRounds, ok }) => ({ era, inputRounds, ok }),
+    );
+    expect(calls).toEqual(
+      expect.arrayContaining([
+        { era: 'modern', inputRounds: 2, ok: true },
+        { era: 'legacy', inputRounds: 2, ok: true },
+      ]),
+    );
+  });
+
   it('tells tool code which client calls (sdk.client)', async () => {
     const modern = await modernClient();
     const legacy = await legacyClient();
@@ -189,6 +203,40 @@ describe('the modern era through the SDK v2 client', () => {
     expect(JSON.stringify(prompt.messages)).toContain('Tell me about Topic?');
     const read = await client.readResource({ uri: 'docs://readme' });
     expect(read.contents[0]).toMatchObject({ uri: 'docs://readme', text: 'read me' });
+  });
+
+  it('listens for changes: updated resources and list changes it asked for, nothing else', async () => {
+    const client = await modernClient();
+    const heard: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', async (notification) => {
+      heard.push(`updated ${notification.params.uri}`);
+    });
+    client.setNotificationHandler('notifications/tools/list_changed', async () => {
+      heard.push('tools changed');
+    });
+    const subscription = await client.listen({
+      resourceSubscriptions: ['docs://readme'],
+      promptsListChanged: true,
+    });
+    expect(subscription.honoredFilter).toEqual({
+      resourceSubscriptions: ['docs://readme'],
+      promptsListChanged: true,
+    });
+    const saved = await plane.admin('PUT', `/api/servers/${SUB}/resources/readme`, {
+      uri: 'docs://readme',
+      mimeType: 'text/plain',
+      text: 'read me again',
+    });
+    expect(saved.status).toBe(200);
+    const tool = await plane.admin('PUT', `/api/servers/${SUB}/tools/echo`, {
+      description: 'echo, saved again',
+      code: TOOLS.echo!.code,
+      parameters: TOOLS.echo!.parameters,
+    });
+    expect(tool.status).toBe(200);
+    await expect.poll(() => heard, { timeout: 5_000 }).toContain('updated docs://readme');
+    expect(heard).not.toContain('tools changed');
+    await subscription.close();
   });
 
   it('sends log lines only at or above the request log level', async () => {
@@ -283,6 +331,40 @@ describe('the modern wire', () => {
     );
     expect(noName.status).toBe(400);
     expect(noName.body).toMatchObject({ id: 4, error: { code: -32020 } });
+  });
+
+  it('cancels a call whose client closes its response (the 2026-07-28 way to cancel)', async () => {
+    const controller = new AbortController();
+    const response = loopbackFetch(plane.mcpUrl(SUB), {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'sleepy',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 12,
+        method: 'tools/call',
+        params: { name: 'sleepy', arguments: {}, _meta: meta },
+      }),
+    });
+    setTimeout(() => controller.abort(), 800);
+    await expect(response).rejects.toThrow();
+    await expect
+      .poll(
+        async () => {
+          const log = await plane.admin('GET', `/api/invocations?server=${SUB}&tool=sleepy`);
+          return (log.body.invocations as { errorCode: string | null; durationMs: number }[])[0];
+        },
+        { timeout: 10_000 },
+      )
+      .toMatchObject({ errorCode: 'ERR_CANCELLED', durationMs: expect.any(Number) });
+    const log = await plane.admin('GET', `/api/invocations?server=${SUB}&tool=sleepy`);
+    expect(log.body.invocations[0].durationMs).toBeLessThan(10_000);
   });
 
   it('answers a missing resource with -32602 and its URI', async () => {

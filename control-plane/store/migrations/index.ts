@@ -14,6 +14,7 @@ import { serverEntriesMigration } from './0006-server-entries.js';
 import { mcpSessionsMigration } from './0007-mcp-sessions.js';
 import { accountsMigration } from './0008-accounts.js';
 import { invocationRetentionMigration } from './0011-invocation-retention.js';
+import { invocationProtocolMigration } from './0012-invocation-protocol.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -29,6 +30,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0007-mcp-sessions': mcpSessionsMigration,
         '0008-accounts': accountsMigration(dialect),
         '0011-invocation-retention': invocationRetentionMigration,
+        '0012-invocation-protocol': invocationProtocolMigration,
       };
     },
   };
