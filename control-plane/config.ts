@@ -722,9 +722,15 @@ export const CONFIG_TABLE = {
   ),
   mcpAuthFailuresPerMinute: entry(
     'MCP_AUTH_FAILURES_PER_MINUTE',
-    "failed authentications (a wrong, revoked or expired API key or access token) one client network — an IPv4 address, an IPv6 /64 — may cause per minute at hosted servers' /mcp, per replica; past it, that network's requests to servers in OAuth or API-key mode are refused 429 before any credential is checked, right ones included; 0 = no limit",
+    "failed authentications (a wrong, revoked or expired API key or access token) one client network — an IPv4 address, an IPv6 /64 — may cause per minute at one hosted server's /mcp, per replica; past it, that network's requests to that server are refused 429 before any credential is checked, right ones included (other servers are not: tenants behind one NAT share a network); 0 = no brake at all, MCP_AUTH_FAILURES_PER_NETWORK_PER_MINUTE included",
     nonNegativeInt,
     '60',
+  ),
+  mcpAuthFailuresPerNetworkPerMinute: entry(
+    'MCP_AUTH_FAILURES_PER_NETWORK_PER_MINUTE',
+    "failed authentications one client network may cause per minute over all hosted servers, per replica: a ceiling far above MCP_AUTH_FAILURES_PER_MINUTE that brakes a flood spread over many servers; past it, that network's requests to every server in OAuth or API-key mode are refused 429 before any credential is checked; 0 = no ceiling",
+    nonNegativeInt,
+    '600',
   ),
 } as const;
 

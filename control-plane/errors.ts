@@ -185,6 +185,11 @@ const CONTROL_PLANE = {
     REQUEST,
     'A request breaks the rules of its protocol (MCP transport: missing session id, unsupported protocol version; RFC 6750: a token in the query string, an empty bearer token).',
   ),
+  ERR_CLIENT_DECLARATION: spec(
+    400,
+    JsonRpc.InvalidParams,
+    "A request's client capabilities or client info (`_meta` in 2026-07-28, `initialize` before) are larger than 16 KiB of JSON or nest deeper than 16 levels.",
+  ),
   ERR_NOT_ACCEPTABLE: spec(
     406,
     REQUEST,
@@ -285,7 +290,7 @@ export const ERROR_REGISTRY: Readonly<Record<McphostErrorCode, ErrorSpec>> = Obj
   ERR_CLIENT_UNSUPPORTED: spec(
     422,
     JsonRpc.InvalidRequest,
-    'The tool asked the calling client for elicitation or sampling, which it does not offer (or a test run, which has no client).',
+    'The tool asked the calling client for elicitation, sampling or its roots, which it does not offer (or a test run, which has no client; or a request that cannot wait for input, such as completion/complete).',
   ),
   ERR_CLIENT_FAILED: spec(
     502,

@@ -125,3 +125,69 @@ function measure(value: unknown, limit: number, asText: boolean): number {
   }
   return bytes;
 }
+
+/**
+ * True when `value` (parsed JSON) nests arrays and objects deeper than
+ * `maxDepth` (a scalar is depth 0, `[]` and `{}` are 1). Walked without
+ * recursion, so a hostile nesting cannot overflow the stack here, and
+ * stopped at the first container too deep.
+ */
+export function jsonDeeperThan(value: unknown, maxDepth: number): boolean {
+  // Two parallel stacks of containers only: a hostile value may hold millions of them.
+  const containers: object[] = [];
+  const depths: number[] = [];
+  if (value !== null && typeof value === 'object') {
+    containers.push(value);
+    depths.push(1);
+  }
+  while (containers.length > 0) {
+    const next = containers.pop()!;
+    const depth = depths.pop()!;
+    if (depth > maxDepth) return true;
+    if (Array.isArray(next)) {
+      for (let index = 0; index < next.length; index++) {
+        const member: unknown = next[index];
+        if (member !== null && typeof member === 'object') {
+          containers.push(member);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const key in next) {
+        const member: unknown = (next as Record<string, unknown>)[key];
+        if (member !== null && typeof member === 'object') {
+          containers.push(member);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * True when the JSON text `text` nests arrays and objects deeper than
+ * `maxDepth`, read before it is parsed: one pass over its characters that
+ * skips strings, several times cheaper than walking the parsed value (a
+ * 3.6 MB body of a million empty arrays: ~10 ms against ~100 ms). Meant for
+ * text JSON.parse then accepts; on malformed text its answer is moot.
+ */
+export function jsonTextDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (inString) {
+      if (unit === 0x5c)
+        index++; // `\`: the next character is escaped
+      else if (unit === 0x22) inString = false;
+    } else if (unit === 0x22) {
+      inString = true;
+    } else if (unit === 0x7b || unit === 0x5b) {
+      if (++depth > maxDepth) return true;
+    } else if (unit === 0x7d || unit === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}

@@ -4,7 +4,8 @@
  * count lives in the store, so every replica sees it; this file only says how
  * long), and a per-network attempt limit kept in this replica's memory —
  * one for dashboard sign-ins, one of the same size for wrong admin bearers,
- * one for failed authentications at hosted servers' /mcp.
+ * and for failed authentications at hosted servers' /mcp one keyed by
+ * network and server, under a higher one per network (mcp/hosted-side.ts).
  */
 
 /** Consecutive failures after which an account is locked. */

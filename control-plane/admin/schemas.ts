@@ -66,6 +66,8 @@ export const ServerSettingsBody = z
     allowedOrigins: z.array(browserOriginSchema).max(64).optional(),
     /** Per-caller rate limit of /mcp; null = the service default. */
     rateLimit: rateLimitSchema.nullable().optional(),
+    /** How long modern-era clients may cache lists, reads and server/discover, in ms; null = MCP_CACHE_TTL_MS. */
+    cacheTtlMs: z.number().int().min(0).max(86_400_000).nullable().optional(),
     active: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'nothing to change');

@@ -22,6 +22,7 @@ export interface ServerView {
   egressAllow: ServerRecord['egressAllow'];
   allowedOrigins: ServerRecord['allowedOrigins'];
   rateLimit: ServerRecord['rateLimit'];
+  cacheTtlMs: ServerRecord['cacheTtlMs'];
   oauth: { issuer: string; protectedResourceMetadataUrl: string; resource: string } | null;
   toolCount: number;
   createdAt: string;
@@ -55,6 +56,7 @@ export function serverView(config: Config, server: ServerRecord, toolCount: numb
     egressAllow: server.egressAllow,
     allowedOrigins: server.allowedOrigins,
     rateLimit: server.rateLimit,
+    cacheTtlMs: server.cacheTtlMs,
     oauth,
     toolCount,
     createdAt: server.createdAt,

@@ -275,7 +275,11 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       () => modern.parked.countsByServer(),
       () => modern.listen.countsByServer(),
     );
-    new ConfigSync(cache, sandbox, [sessions, ...modern.audiences]).start();
+    // Revoked API keys end the streams and sessions they opened (key-revocations.ts).
+    new ConfigSync(cache, sandbox, [sessions, ...modern.audiences], {
+      store,
+      onError: (error, what) => log.warn({ err: error, component: 'mcp' }, `${what} failed`),
+    }).start();
 
     const endpoint = new McpEndpoint({
       sessions,
@@ -324,11 +328,16 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
         metrics.authFailure('hosted', reason);
         countRefusal(subdomain, reason);
       },
-      // Failed authentications per client network, over all servers: refused before the work.
+      // Failed authentications per client network at one server, and over all servers:
+      // refused before the work.
       authFailures:
         config.mcpAuthFailuresPerMinute === 0
           ? null
           : new AddressThrottle({ perMinute: config.mcpAuthFailuresPerMinute }),
+      authFailureCeiling:
+        config.mcpAuthFailuresPerNetworkPerMinute === 0
+          ? null
+          : new AddressThrottle({ perMinute: config.mcpAuthFailuresPerNetworkPerMinute }),
       holdRefusal: (res, answer) => heldRefusals.answer(res, answer),
       defaultRateLimit:
         config.rateLimitPerMinute === 0

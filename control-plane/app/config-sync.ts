@@ -6,11 +6,14 @@
  * containers; a server deleted, deactivated, or whose security settings changed closes its
  * MCP sessions (an anonymous session must not outlive a switch to OAuth 2.0);
  * a changed tool or prompt list, or resource list, is announced to open
- * sessions and listen streams, and a changed resource to those subscribed to its URIs.
+ * sessions and listen streams, and a changed resource to those subscribed to its URIs;
+ * an API key revoked or deleted ends the sessions and streams it opened
+ * (key-revocations.ts: API keys are not part of the cached configuration).
  */
 import type { CachedServer, ConfigCache, NamedRecords } from '../store/index.js';
 import { contentBytes, type ResourceRecord, type ServerRecord } from '../store/index.js';
 import { findResourceChanges, type ChangeAudience } from '../mcp/index.js';
+import { KeyRevocations, type KeyDirectory } from './key-revocations.js';
 
 interface Seen {
   security: string;
@@ -38,19 +41,34 @@ export class ConfigSync {
   readonly #pools: PoolInvalidation;
   readonly #audiences: readonly ChangeAudience[];
   readonly #seen = new Map<string, Seen>();
+  readonly #revocations: KeyRevocations;
 
   /**
    * `audiences`: what hears a server's changes — the legacy era's sessions,
-   * the modern era's listen streams and server instances.
+   * the modern era's listen streams and server instances. `keys`: where API
+   * keys and their changes are read (the store), and where a failed read is
+   * told.
    */
-  constructor(cache: ConfigCache, pools: PoolInvalidation, audiences: readonly ChangeAudience[]) {
+  constructor(
+    cache: ConfigCache,
+    pools: PoolInvalidation,
+    audiences: readonly ChangeAudience[],
+    keys: { store: KeyDirectory; onError(error: unknown, what: string): void },
+  ) {
     this.#cache = cache;
     this.#pools = pools;
     this.#audiences = audiences;
+    this.#revocations = new KeyRevocations({
+      keys: keys.store,
+      audiences,
+      subdomains: () => cache.servers().map((server) => server.subdomain),
+      onError: keys.onError,
+    });
   }
 
   /** Records the current state and starts following changes. */
   start(): void {
+    this.#revocations.start();
     for (const server of this.#cache.servers()) {
       const cached = this.#cache.cached(server.subdomain);
       if (cached) this.#seen.set(server.subdomain, seen(cached));

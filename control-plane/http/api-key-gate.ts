@@ -85,6 +85,9 @@ export class ApiKeyGate {
       return {
         ok: true,
         caller: { kind: 'apikey', keyId: verdict.key.id, label: verdict.key.label },
+        ...(verdict.key.expiresAt === undefined
+          ? {}
+          : { expiresAt: new Date(verdict.key.expiresAt) }),
       };
     }
     const message = API_KEY_PROBLEM_MESSAGES[verdict.problem];

@@ -26,7 +26,8 @@ export type ApiKeyProblem = 'missing' | 'invalid' | 'revoked' | 'expired';
 
 /** What the key of a request amounts to for one server. */
 export type ApiKeyVerdict =
-  { ok: true; key: { id: string; label: string } } | { ok: false; problem: ApiKeyProblem };
+  | { ok: true; key: { id: string; label: string; expiresAt?: string } }
+  | { ok: false; problem: ApiKeyProblem };
 
 /** What a refusal says (the challenge's error_description and the error message). */
 export const API_KEY_PROBLEM_MESSAGES: Readonly<Record<ApiKeyProblem, string>> = Object.freeze({
@@ -76,6 +77,7 @@ export class ApiKeyVerifier {
     const status = credentialStatus(record, new Date(this.#now()));
     if (status !== 'active') return { ok: false, problem: status };
     this.#uses.record(record.id, record.lastUsedAt);
-    return { ok: true, key: { id: record.id, label: record.label } };
+    const expiry = record.expiresAt === null ? {} : { expiresAt: record.expiresAt };
+    return { ok: true, key: { id: record.id, label: record.label, ...expiry } };
   }
 }

@@ -9,7 +9,12 @@ import type { Caller } from '../invocation/index.js';
 import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
 export type Authentication =
-  | { ok: true; caller: Caller }
+  | {
+      ok: true;
+      caller: Caller;
+      /** When the credential stops admitting (an API key's expiresAt, a token's exp); absent: never. */
+      expiresAt?: Date;
+    }
   | {
       ok: false;
       status: number;

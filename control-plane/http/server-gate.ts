@@ -115,6 +115,7 @@ export class ServerGate {
     return {
       ok: true,
       caller: { kind: 'oauth', subject: outcome.caller.subject, clientId: outcome.caller.clientId },
+      expiresAt: outcome.caller.expiresAt,
     };
   }
 

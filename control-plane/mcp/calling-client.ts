@@ -17,7 +17,7 @@ import type { CallingClientInfo, ClientOperation } from '../../src/protocol/inde
 import { McphostError } from '../errors.js';
 import { SDK_NAME_OF, type CallingClient } from '../invocation/index.js';
 import { describeProblems } from '../validation-problems.js';
-import { checkFormSize } from './elicitation-answers.js';
+import { restrictedFormRequest } from './elicitation-answers.js';
 import { StreamableHttpTransport } from './streamable-http-transport.js';
 
 /**
@@ -84,8 +84,10 @@ async function ask(
     switch (operation) {
       case 'client.elicit': {
         if (capabilities?.elicitation === undefined) throw unsupported(name, 'elicitation');
-        const params = checked(name, ElicitRequestFormParamsSchema, { mode: 'form', ...request });
-        checkFormSize(name, params.requestedSchema);
+        const params = restrictedFormRequest(
+          name,
+          checked(name, ElicitRequestFormParamsSchema, { mode: 'form', ...request }),
+        );
         return await server.elicitInput(params, options);
       }
       case 'client.roots':
@@ -118,9 +120,9 @@ function unsupported(name: string, capability: string): McphostError {
 
 /**
  * The tool's arguments as the MCP schema of the request reads them. What the
- * schema does not know is dropped rather than forwarded: the SDK compiles the
- * requested schema to check the client's answer, and a tool must not get a
- * keyword of its choosing (a `pattern`, a `$ref`) compiled in the control plane.
+ * schema does not know is dropped rather than forwarded — except at the top
+ * of a form's `requestedSchema`, which the SDK's schema keeps whole: a form
+ * goes through restrictedFormRequest (elicitation-answers.ts) as well.
  */
 export function checked<S extends z.ZodType>(name: string, schema: S, args: unknown): z.infer<S> {
   const result = schema.safeParse(args);

@@ -1,55 +1,63 @@
 /**
  * The forms tool code asks a person to fill in (`sdk.elicit`), in both eras:
- * their size bound, and how a client's answer is checked against the form.
- * The SDK's default validator is one ajv per server instance (built with every
- * session, ~1 ms) that keeps every schema it ever compiled: a tool asking a
- * thousand times would grow its session's memory a thousand schemas' worth.
- * This one is shared, and forgets each schema once compiled.
+ * the form as it is stored and sent (rebuilt of MCP's keywords, bounded in
+ * size), and how a client's answer is checked against it.
  *
- * The schemas are the restricted form MCP allows (flat primitive properties:
- * the SDK's parse has already dropped every other keyword, and
- * `checkFormSize` bounds their size), so compiling one is cheap. Formats
- * (`email`, `uri`, `date`, …) are the client's to enforce in its form; they
- * are not asserted here, where a format's regular expression would run on the
- * control plane's thread over text a client chose. The tool should read the
- * answer as untrusted input either way.
+ * The SDK's default validator is one ajv per server instance, and an ajv
+ * compiles whatever keywords the form holds and keeps every schema it ever
+ * compiled. FORM_ANSWERS reads the form's MCP keywords instead
+ * (form-schema.ts): it holds no state, so it is shared by every session and
+ * every modern call, and checking an answer costs time linear in the form and
+ * the answer. Formats (`email`, `uri`, `date`, `date-time`) are checked
+ * without regular expressions (form-formats.ts). The tool should still read
+ * the answer as untrusted input: the client chose it.
  */
-import { Ajv } from 'ajv';
 import type {
   JsonSchemaType,
   JsonSchemaValidator,
   jsonSchemaValidator,
 } from '@modelcontextprotocol/server';
 import { McphostError } from '../errors.js';
+import { answerProblem, restrictedForm, type Form } from './form-schema.js';
 
-class ForgetfulValidator implements jsonSchemaValidator {
-  readonly #ajv = new Ajv({
-    strict: false,
-    validateFormats: false,
-    validateSchema: false,
-    allErrors: false,
-    logger: false,
-  });
-
+/**
+ * The one validator of elicitation answers, for every session and every
+ * modern call (the SDK's `jsonSchemaValidator`). It keeps nothing: each
+ * `getValidator` rebuilds the form it is given of MCP's keywords only.
+ */
+export const FORM_ANSWERS: jsonSchemaValidator = Object.freeze({
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    const validate = this.#ajv.compile(schema);
-    this.#ajv.removeSchema(schema);
-    return (input) =>
-      validate(input)
+    const form = restrictedForm('elicitation form', schema);
+    return (input: unknown) => {
+      const problem = answerProblem(form, input);
+      return problem === undefined
         ? { valid: true, data: input as T, errorMessage: undefined }
-        : { valid: false, data: undefined, errorMessage: this.#ajv.errorsText(validate.errors) };
-  }
-}
+        : { valid: false, data: undefined, errorMessage: problem };
+    };
+  },
+});
 
-/** The one validator of elicitation answers, for every session and every modern call. */
-export const FORM_ANSWERS: jsonSchemaValidator = new ForgetfulValidator();
+/**
+ * The parameters of a form request, as the SDK parsed them, with the form
+ * rebuilt of MCP's keywords only: what is stored, sent to the client and
+ * checked, in both eras. Refuses (ERR_INVALID_ARGUMENT, naming `name`) a form
+ * too large to ask a person to fill in.
+ */
+export function restrictedFormRequest<P extends { requestedSchema: object }>(
+  name: string,
+  params: P,
+): Omit<P, 'requestedSchema'> & { requestedSchema: Form } {
+  const requestedSchema = restrictedForm(name, params.requestedSchema);
+  checkFormSize(name, requestedSchema);
+  return { ...params, requestedSchema };
+}
 
 /** A form a person fills in; bounded so that checking the answer stays cheap. */
 const MAX_FORM_FIELDS = 64;
 const MAX_FORM_SCHEMA_CHARACTERS = 64 * 1024;
 
 /** Refuses (ERR_INVALID_ARGUMENT, naming `name`) a form too large to ask a person to fill in. */
-export function checkFormSize(name: string, schema: { properties: Record<string, unknown> }): void {
+function checkFormSize(name: string, schema: { properties: Record<string, unknown> }): void {
   const fields = Object.keys(schema.properties).length;
   if (fields > MAX_FORM_FIELDS) {
     throw new McphostError(

@@ -10,6 +10,13 @@
  * check; the answer held back a while, so a flood waiting for its answers
  * slows down), authentication, the caller's request rate (429), then the MCP
  * endpoint. The Host header is never echoed: it is the caller's text.
+ *
+ * The allowance is counted per client network *and server*: tenants behind
+ * one NAT share a network, and wrong keys sent to one server (the sender's
+ * own, say) must not lock another tenant's right key out of its server. A
+ * much higher ceiling per network over all servers still brakes a flood
+ * spread over many servers. Both are bounded in memory (AddressThrottle:
+ * least recently seen forgotten first), whatever keys and servers are named.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McphostError } from '../errors.js';
@@ -28,13 +35,14 @@ import type { RateLimit, ServerRecord } from '../store/index.js';
 import { quotaKeyOf } from './caller-identity.js';
 import type { McpEndpoint } from './mcp-endpoint.js';
 import type { RateDecision } from './rate-limiter.js';
+import { streamCredentialOf, type AdmittedScope } from './stream-credential.js';
 
-/** Attempts allowed per client network (the accounts' AddressThrottle). */
-export interface NetworkAllowance {
-  /** Whether `network` may try now; counts nothing. */
-  check(network: string): RateDecision;
-  /** Counts one attempt (here: a failed authentication) of `network`. */
-  take(network: string): RateDecision;
+/** Attempts allowed per key — a client network, or a network and a server (the accounts' AddressThrottle). */
+export interface AttemptAllowance {
+  /** Whether `key` may try now; counts nothing. */
+  check(key: string): RateDecision;
+  /** Counts one attempt (here: a failed authentication) of `key`. */
+  take(key: string): RateDecision;
 }
 
 export interface HostedSideOptions {
@@ -48,10 +56,16 @@ export interface HostedSideOptions {
   /** Counts a refused request by reason (e.g. invalid_token, throttled) and server. */
   onAuthFailure(reason: string, subdomain: string): void;
   /**
-   * Failed authentications per client network (MCP_AUTH_FAILURES_PER_MINUTE),
-   * over all servers; null = no limit.
+   * Failed authentications per client network at one server
+   * (MCP_AUTH_FAILURES_PER_MINUTE); null = no brake at all, the ceiling included.
    */
-  authFailures: NetworkAllowance | null;
+  authFailures: AttemptAllowance | null;
+  /**
+   * Failed authentications per client network over all servers
+   * (MCP_AUTH_FAILURES_PER_NETWORK_PER_MINUTE), while `authFailures` brakes;
+   * null or absent = no ceiling.
+   */
+  authFailureCeiling?: AttemptAllowance | null;
   /** Sends a throttled network's refusal (`answer`) on `res`, held back a while (HeldRefusals). */
   holdRefusal(res: ServerResponse, answer: () => void): void;
   /** Limit of servers without their own `rateLimit`; null = unlimited. */
@@ -148,10 +162,12 @@ export function createHostedSide(options: HostedSideOptions) {
     // The client behind TRUSTED_PROXIES, else the socket's peer (the listener set it).
     const clientAddress = clientAddressFromHeaders(req.headers);
     const network = clientNetworkOf(clientAddress);
-    const failures = server.securityMode === 'none' ? null : options.authFailures;
-    const allowance = failures?.check(network);
+    const brakes = server.securityMode === 'none' ? [] : failureBrakes(options, network, subdomain);
+    const allowance = brakes
+      .map(({ brake, key }) => brake.check(key))
+      .find((decision) => !decision.allowed);
     if (allowance !== undefined && !allowance.allowed) {
-      // Refused before the credential is looked at: a flood of made-up ones costs a map read each.
+      // Refused before the credential is looked at: a flood of made-up ones costs two map reads each.
       options.onAuthFailure('throttled', subdomain);
       req.resume();
       const refusal = authThrottled(allowance.retryAfterSeconds);
@@ -162,9 +178,11 @@ export function createHostedSide(options: HostedSideOptions) {
     }
     const authentication = await options.authenticate(server, req, url);
     if (!authentication.ok) {
-      // A credential sent and refused spends the network's allowance; none sent (a
+      // A credential sent and refused spends the network's allowances; none sent (a
       // client discovering OAuth) or one that could not be checked now (503) does not.
-      if (failures !== null && isCredentialRefusal(authentication.reason)) failures.take(network);
+      if (isCredentialRefusal(authentication.reason)) {
+        for (const { brake, key } of brakes) brake.take(key);
+      }
       options.onAuthFailure(authentication.reason, subdomain);
       req.resume();
       sendJson(res, authentication.status, authentication.body, authentication.headers);
@@ -194,9 +212,31 @@ export function createHostedSide(options: HostedSideOptions) {
         throw rateLimited(limit, more.retryAfterSeconds);
       }
     };
-    const scope = { caller, quotaKey, requestId: requestIdOf(req), clientAddress };
+    const scope: AdmittedScope = {
+      caller,
+      quotaKey,
+      requestId: requestIdOf(req),
+      clientAddress,
+      // What ends the streams and sessions this request opens (stream-credential.ts).
+      credential: streamCredentialOf(authentication),
+    };
     await options.endpoint.handle(req, res, subdomain, scope, chargeBatch);
   };
+}
+
+/** The allowances a failed authentication of `network` at `subdomain` spends, each with its key. */
+function failureBrakes(
+  options: HostedSideOptions,
+  network: string,
+  subdomain: string,
+): { brake: AttemptAllowance; key: string }[] {
+  // The ceiling is part of the brake: an operator who switched the brake off
+  // (MCP_AUTH_FAILURES_PER_MINUTE=0) gets none.
+  if (!options.authFailures) return [];
+  // A JSON pair: no subdomain or network text can make two pairs one key.
+  const brakes = [{ brake: options.authFailures, key: JSON.stringify([network, subdomain]) }];
+  if (options.authFailureCeiling) brakes.push({ brake: options.authFailureCeiling, key: network });
+  return brakes;
 }
 
 /** True for a refusal of a credential that was sent (not a missing one, nor a 503). */

@@ -2,7 +2,8 @@
  * What the Streamable HTTP transport checks of a request before any message
  * reaches the protocol layer: the headers the specification requires of a
  * POST, GET or DELETE, and a POST body read once, bounded, parsed as JSON and
- * validated as JSON-RPC messages (the SDK's schema). Each failure is a
+ * validated as JSON-RPC messages (the SDK's schema), each bounded in depth
+ * (client-declarations.ts). Each failure is a
  * McphostError whose code the registry maps to the status and JSON-RPC code
  * the SDK's own transport answers with.
  */
@@ -15,6 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { McphostError } from '../errors.js';
 import { readBody } from '../http/index.js';
+import { checkBodyDepth } from './client-declarations.js';
 
 /** Most messages of a batch (protocol versions before 2025-06-18), as the SDK v1 transport allowed. */
 const MAX_BATCH_SIZE = 100;
@@ -70,13 +72,14 @@ export async function readPost(req: IncomingMessage, maxBodyBytes: number): Prom
       'Unsupported Media Type: Content-Type must be application/json',
     );
   }
+  const text = (await readBody(req, maxBodyBytes)).toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse((await readBody(req, maxBodyBytes)).toString('utf8'));
-  } catch (error) {
-    if (error instanceof McphostError) throw error; // too large
+    body = JSON.parse(text);
+  } catch {
     throw new McphostError('ERR_PARSE', 'Parse error: Invalid JSON');
   }
+  checkBodyDepth(text);
   const batch = Array.isArray(body);
   if (batch && (req.headers['mcp-protocol-version'] ?? '') >= BATCHLESS_VERSION) {
     throw new McphostError(

@@ -36,7 +36,7 @@ import { SDK_NAME_OF, type CallingClient } from '../invocation/index.js';
 import type { LogEntry, ProgressUpdate } from '../sandbox/index.js';
 import { describeProblems } from '../validation-problems.js';
 import { asObject, checked } from './calling-client.js';
-import { checkFormSize, FORM_ANSWERS } from './elicitation-answers.js';
+import { FORM_ANSWERS, restrictedFormRequest } from './elicitation-answers.js';
 import { isLevelSent, LEVEL_OF_CONSOLE } from './log-levels.js';
 
 /** Where the running round's notifications go: the response of the request being served. */
@@ -292,8 +292,10 @@ function embeddedRequest(
 ): InputRequest {
   switch (operation) {
     case 'client.elicit': {
-      const params = checked(name, ElicitRequestFormParamsSchema, { mode: 'form', ...fields });
-      checkFormSize(name, params.requestedSchema);
+      const params = restrictedFormRequest(
+        name,
+        checked(name, ElicitRequestFormParamsSchema, { mode: 'form', ...fields }),
+      );
       return { method: 'elicitation/create', params } as InputRequest;
     }
     case 'client.sample':

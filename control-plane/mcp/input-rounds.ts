@@ -30,6 +30,8 @@ import {
 } from '@modelcontextprotocol/server';
 import type { CallingClientInfo } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
+import { jsonBytesAtMost } from '../json-size.js';
+import { MAX_CLIENT_DECLARATION_BYTES } from './client-declarations.js';
 import type { CallingClient } from '../invocation/index.js';
 import { callerKeyOf } from './caller-identity.js';
 import type { CallIo, CallRunner, CodeCall } from './call-runner.js';
@@ -53,9 +55,6 @@ export interface ModernCallRunnerOptions {
   /** How long a state stays valid: the longest any invocation may run, in ms. */
   stateTtlMs: number;
 }
-
-/** The largest `sdk.client` capabilities passed on, as JSON characters (the client's own words). */
-const MAX_CLIENT_INFO_CHARACTERS = 16 * 1024;
 
 export class ModernCallRunner implements CallRunner {
   readonly #options: ModernCallRunnerOptions;
@@ -243,7 +242,9 @@ export function clientInfoOf(ctx: ServerContext): CallingClientInfo {
   const envelope = envelopeOf(ctx);
   const declared = envelope[CLIENT_CAPABILITIES_META_KEY];
   const capabilities =
-    isPlainObject(declared) && JSON.stringify(declared).length <= MAX_CLIENT_INFO_CHARACTERS
+    // Bounded where the request entered (client-declarations.ts); checked again as the value tool code reads.
+    isPlainObject(declared) &&
+    jsonBytesAtMost(declared, MAX_CLIENT_DECLARATION_BYTES) <= MAX_CLIENT_DECLARATION_BYTES
       ? declared
       : {};
   const info = ImplementationSchema.safeParse(envelope[CLIENT_INFO_META_KEY]);

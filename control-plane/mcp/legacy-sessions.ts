@@ -15,6 +15,16 @@
  * evict, update or reach the sessions held here. A session replaced past a
  * quota answers no new request, and closes once those it is answering end:
  * a running call is never cut by another session's arrival.
+ *
+ * A session ends with the credential of its caller (stream-credential.ts):
+ * its API key revoked or deleted closes it everywhere (the key can open
+ * nothing again, and the store's place is given back); its credential's end
+ * passed (a token's `exp`, a key's `expiresAt`; each request of the session
+ * moves it to its own credential's, so a refreshed token keeps the session)
+ * retires this replica's copy, its GET stream at once, its running calls
+ * once they end. Either way the next request to it here is the standard 404
+ * "session not found" (with shared sessions, a request with a fresh token of
+ * the same caller rebuilds it).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -25,15 +35,18 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/server';
 import { isMcphostError, McphostError } from '../errors.js';
-import type { Caller } from '../invocation/index.js';
 import { callerKeyOf } from './caller-identity.js';
 import { checkGetHeaders, checkProtocolVersion, type IncomingPost } from './incoming-request.js';
-import type { RequestScope } from './request-scope.js';
 import type { ResourceSubscriptions } from './resource-subscriptions.js';
 import type { ResumeBudget } from './resume-budget.js';
 import type { McpSession, SessionRegistry } from './session-registry.js';
 import { DEFAULT_SETTINGS, type SessionSettings, type SessionState } from './session-state.js';
 import type { SharedSessions, SessionSignalHandlers, StoredSession } from './shared-sessions.js';
+import {
+  CredentialExpiry,
+  type AdmittedScope,
+  type StreamCredential,
+} from './stream-credential.js';
 import { StreamableHttpTransport, type ClientHello } from './streamable-http-transport.js';
 
 /** Silence on an open response before it turns into a stream with keep-alive comments (the SDK's own interval). */
@@ -77,13 +90,19 @@ export interface LegacyRequest {
   req: IncomingMessage;
   res: ServerResponse;
   subdomain: string;
-  scope: RequestScope;
+  scope: AdmittedScope;
 }
 
 /** A session as the endpoint keeps it: registry entry, transport and server parts. */
 interface TransportSession extends McpSession {
   readonly transport: StreamableHttpTransport;
   readonly parts: SessionParts;
+  /** The credential of the caller that opened it (its API key); the session ends with it. */
+  readonly credential: StreamCredential | undefined;
+  /** Closes this copy when the latest credential used with the session ends. */
+  readonly expiry: CredentialExpiry;
+  /** Closes it everywhere: the API key it was opened with was revoked or deleted. */
+  credentialRevoked(): void;
   /** Replaced past a quota: closes once the requests it is answering end. */
   retiring?: boolean;
 }
@@ -131,7 +150,7 @@ export class LegacySessions {
     }
     if (req.method === 'GET') checkGetHeaders(req);
     else checkProtocolVersion(req);
-    const session = await this.#sessionFor(sessionId, subdomain, scope.caller);
+    const session = await this.#sessionFor(sessionId, subdomain, scope);
     if (req.method === 'GET') {
       const lastEventId = req.headers['last-event-id'];
       await session.transport.handleGet(
@@ -155,7 +174,7 @@ export class LegacySessions {
       return;
     }
     checkProtocolVersion(req);
-    const session = await this.#sessionFor(sessionId, subdomain, scope.caller);
+    const session = await this.#sessionFor(sessionId, subdomain, scope);
     // Until its response ends, the session is answering a request (a call may be
     // running): it is neither evicted nor swept. Counted once the body is in, so
     // a body that never finishes arriving does not pin the session.
@@ -184,18 +203,20 @@ export class LegacySessions {
    * The session `id` names, if it belongs to this server and this caller: a
    * session of another server or caller is as unknown as a made-up id (and is
    * not kept alive by it: only a matching request marks it used). With shared
-   * sessions, one this replica does not hold is read from the store.
+   * sessions, one this replica does not hold is read from the store. The
+   * request's credential ends the session no earlier than its own end.
    */
   async #sessionFor(
     id: string | string[],
     subdomain: string,
-    caller: Caller,
+    scope: AdmittedScope,
   ): Promise<TransportSession> {
     const { sessions, shared } = this.#options;
+    const caller = scope.caller;
     let session =
       typeof id === 'string' ? (sessions.peek(id) as TransportSession | undefined) : undefined;
     if (!session && shared && typeof id === 'string' && isSessionId(id)) {
-      session = await this.#restore(id, subdomain, caller);
+      session = await this.#restore(id, subdomain, scope);
     }
     if (
       !session ||
@@ -210,14 +231,19 @@ export class LegacySessions {
       );
     }
     shared?.touch(session.id);
+    session.expiry.extend(scope.credential?.expiresAt);
     return session;
   }
 
   /** Rebuilds a session another replica opened; undefined when it is not this server's and caller's. */
-  #restore(id: string, subdomain: string, caller: Caller): Promise<TransportSession | undefined> {
+  #restore(
+    id: string,
+    subdomain: string,
+    scope: AdmittedScope,
+  ): Promise<TransportSession | undefined> {
     let restoring = this.#restoring.get(id);
     if (!restoring) {
-      restoring = this.#load(id, subdomain, caller).finally(() => {
+      restoring = this.#load(id, subdomain, scope).finally(() => {
         this.#restoring.delete(id);
         this.#endedWhileRestoring.delete(id);
       });
@@ -229,8 +255,9 @@ export class LegacySessions {
   async #load(
     id: string,
     subdomain: string,
-    caller: Caller,
+    scope: AdmittedScope,
   ): Promise<TransportSession | undefined> {
+    const caller = scope.caller;
     const stored: StoredSession | undefined = await this.#options.shared!.load(id);
     if (
       !stored ||
@@ -244,7 +271,7 @@ export class LegacySessions {
     if (held) return held;
     const admission = this.#admit(subdomain, stored.row.quotaKey);
     try {
-      const session = this.#build(id, subdomain, caller, stored.row.quotaKey, stored.state);
+      const session = this.#build(id, subdomain, scope, stored.row.quotaKey, stored.state);
       session.running = 0;
       await session.parts.server.connect(session.transport);
       await session.transport.restore(stored.state.hello);
@@ -281,7 +308,8 @@ export class LegacySessions {
         await this.#place(id, subdomain, callerKeyOf(caller), quotaKey);
         placed = true;
       }
-      const session = this.#build(id, subdomain, caller, quotaKey, undefined);
+      const session = this.#build(id, subdomain, scope, quotaKey, undefined);
+      session.expiry.extend(scope.credential?.expiresAt);
       res.once('close', () => this.#answered(session));
       await session.parts.server.connect(session.transport);
       admission.add(session);
@@ -346,16 +374,17 @@ export class LegacySessions {
   /**
    * The registry entry, transport and server of a session: new (`restored`
    * undefined; its own initialize is being answered, so it is busy) or rebuilt
-   * from what the store holds.
+   * from what the store holds; `scope` is the request's that opens or rebuilds it.
    */
   #build(
     id: string,
     subdomain: string,
-    caller: Caller,
+    scope: AdmittedScope,
     quotaKey: string,
     restored: SessionState | undefined,
   ): TransportSession {
     const { sessions, shared } = this.#options;
+    const caller = scope.caller;
     let hello: ClientHello | undefined = restored?.hello;
     const parts = this.#options.serverFor(subdomain, restored?.features);
     const stateOf = (): SessionState => ({
@@ -387,6 +416,15 @@ export class LegacySessions {
       lastUsed: Date.now(),
       transport,
       parts,
+      credential: scope.credential,
+      // Only this copy retires (a request elsewhere may have moved the end on), and
+      // the calls it is answering finish: they were admitted while the credential held.
+      expiry: new CredentialExpiry(() => this.#retire(session)),
+      // The key opens nothing again: the session ends for every replica, its place too.
+      credentialRevoked: () => {
+        sessions.remove(session.id);
+        void session.close(true).catch(() => undefined);
+      },
       close: async (everywhere) => {
         await server.close();
         if (everywhere) await shared?.end(id);
@@ -403,7 +441,10 @@ export class LegacySessions {
       },
     };
     // However the session ends here (DELETE, idle, eviction, mode change), the registry forgets it.
-    transport.onclose = () => sessions.remove(session.id);
+    transport.onclose = () => {
+      session.expiry.cancel();
+      sessions.remove(session.id);
+    };
     return session;
   }
 

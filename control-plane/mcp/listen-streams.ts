@@ -5,7 +5,8 @@
  * with the part of the client's filter this server honours (what its
  * capabilities announce); every message carries the listen request's id as
  * the subscription id; nothing the client did not ask for is sent; a stream
- * the server ends (shutdown, the server deactivated or its security changed)
+ * the server ends (shutdown, the server deactivated or its security changed,
+ * the credential that opened it revoked or past its end: stream-credential.ts)
  * ends with the request's own result, a closed connection ends it silently.
  *
  * Changes reach every replica through the store's change feed, and each
@@ -30,6 +31,7 @@ import { McphostError } from '../errors.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import type { ResourceChanges } from './resource-updates.js';
 import { ResponseStream } from './response-stream.js';
+import { CredentialExpiry, type StreamCredential } from './stream-credential.js';
 
 /** What a change of a server's configuration is told to (open sessions, listen streams). */
 export interface ChangeListener {
@@ -37,6 +39,10 @@ export interface ChangeListener {
   notifyPromptsChanged(): void;
   notifyResourcesChanged(): void;
   notifyResourcesUpdated(changes: ResourceChanges): void;
+  /** The credential it was opened with; absent: nothing ends it but its server (an instance, an anonymous caller). */
+  readonly credential?: StreamCredential;
+  /** Ends it: the API key it was opened with was revoked or deleted (key-revocations.ts in app/). */
+  credentialRevoked?(): void;
 }
 
 export interface ListenStreamsOptions {
@@ -58,6 +64,8 @@ export interface ListenRequest {
   serverInfo: Implementation;
   /** Which resource serves a URI now (static or template), to follow its changes; undefined: none yet. */
   resourceNamed(uri: string): string | undefined;
+  /** The credential the request was admitted with (the stream ends with it); absent: an anonymous caller. */
+  credential?: StreamCredential;
 }
 
 interface OpenStream extends ChangeListener {
@@ -99,17 +107,23 @@ export class ListenStreams {
       ...params,
       _meta: { [SUBSCRIPTION_ID_META_KEY]: id },
     });
+    // Ends the stream gracefully when its credential does (token `exp`, key `expiresAt`).
+    const expiry = new CredentialExpiry(() => open.close());
     const stream = ResponseStream.eventStream(
       listen.res,
       undefined,
       this.#options.keepAliveMs,
-      () => this.#streams.delete(open),
+      () => {
+        expiry.cancel();
+        this.#streams.delete(open);
+      },
     );
     const notify = (method: string, params: Record<string, unknown> = {}) =>
       stream.send({ jsonrpc: '2.0', method, params: stamp(params) });
     const open: OpenStream = {
       subdomain: listen.subdomain,
       quotaKey: listen.quotaKey,
+      credential: listen.credential,
       notifyToolsChanged: () => {
         if (honoured.toolsListChanged) notify('notifications/tools/list_changed');
       },
@@ -124,7 +138,9 @@ export class ListenStreams {
           notify('notifications/resources/updated', { uri });
         }
       },
+      credentialRevoked: () => open.close(),
       close: () => {
+        expiry.cancel();
         this.#streams.delete(open);
         stream.finish({
           jsonrpc: '2.0',
@@ -143,6 +159,7 @@ export class ListenStreams {
       return;
     }
     this.#streams.add(open);
+    expiry.extend(listen.credential?.expiresAt);
   }
 
   /** Open streams per server, for metrics. */

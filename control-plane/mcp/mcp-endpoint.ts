@@ -22,6 +22,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isMcphostError, McphostError } from '../errors.js';
 import { sendJson, sendJsonRpcError } from '../http/index.js';
+import { checkClientDeclarations } from './client-declarations.js';
 import { readPost, type IncomingPost } from './incoming-request.js';
 import { LegacySessions, type LegacySessionsOptions } from './legacy-sessions.js';
 import { MODERN_PROTOCOL_VERSION } from './hosted-mcp-server.js';
@@ -87,6 +88,8 @@ export class McpEndpoint {
       id = singleRequestId(post);
       // Every message counts: a client answer or cancellation may be relayed to another replica.
       chargeBatch(post.messages.length);
+      // Before the SDK's schemas read what the client declares of itself (client-declarations.ts).
+      for (const message of post.messages) checkClientDeclarations(message);
       const outcome = plainLegacyRequest(req, post)
         ? LEGACY
         : classifyInboundRequest({

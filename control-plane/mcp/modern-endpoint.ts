@@ -26,6 +26,7 @@ import type { ParkRelay } from './park-relay.js';
 import { authInfoOf, type RequestScope } from './request-scope.js';
 import type { McpHeaderDeclaration } from '../store/index.js';
 import { paramHeaderProblem, standardHeaderProblem } from './standard-headers.js';
+import type { AdmittedScope } from './stream-credential.js';
 
 /** The methods whose result may be `input_required`: their retries carry a `requestState`. */
 const RESUMABLE: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -42,8 +43,16 @@ export interface ModernEndpointOptions {
   listen: ListenStreams;
   /** The `x-mcp-header` marks of a tool (none for an unknown tool), for its `Mcp-Param-*` headers. */
   headerDeclarations(subdomain: string, tool: string): readonly McpHeaderDeclaration[];
-  /** Which replica holds the call a `requestState` resumes; undefined when it is not one of ours. */
-  holderOf(requestState: string): string | undefined;
+  /**
+   * Which replica holds the call a `requestState` resumes; undefined when it
+   * is not one of ours or is not bound to this server, caller and request.
+   */
+  holderOf(
+    requestState: string,
+    subdomain: string,
+    request: JSONRPCRequest,
+    scope: RequestScope,
+  ): string | undefined;
   /** This replica's id. */
   replica: string;
   /** Retries of calls parked on other replicas (PostgreSQL); absent with one replica. */
@@ -57,7 +66,7 @@ export interface ModernRequest {
   req: IncomingMessage;
   res: ServerResponse;
   subdomain: string;
-  scope: RequestScope;
+  scope: AdmittedScope;
 }
 
 export class ModernEndpoint {
@@ -129,14 +138,17 @@ export class ModernEndpoint {
         capabilities: instance.capabilities,
         serverInfo: instance.info,
         resourceNamed: (uri) => this.#options.resourceNamed(subdomain, uri),
+        credential: scope.credential,
       });
       return undefined;
     }
-    // A retry of a call parked on another replica is served there.
+    // A retry of a call parked on another replica is served there, if it is that call's retry:
+    // a state of another server, caller or request is refused here (by the handler, as on the
+    // holder), never carried through the store.
     const state = (call.params as { requestState?: unknown } | undefined)?.requestState;
     const relay = this.#options.relay;
     if (relay !== undefined && typeof state === 'string' && RESUMABLE.has(call.method)) {
-      const holder = this.#options.holderOf(state);
+      const holder = this.#options.holderOf(state, subdomain, call, scope);
       if (holder !== undefined && holder !== this.#options.replica) {
         relay.forward(holder, subdomain, call, scope, res);
         return undefined;

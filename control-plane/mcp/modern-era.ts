@@ -15,7 +15,11 @@ import { ModernEndpoint } from './modern-endpoint.js';
 import { ModernServers } from './modern-servers.js';
 import { ParkedCalls } from './parked-calls.js';
 import { ParkRelay, type RelayChannel } from './park-relay.js';
-import { RequestStateSealer } from './request-state.js';
+import { bindingOfRequest, matchesBinding, RequestStateSealer } from './request-state.js';
+import { callerKeyOf } from './caller-identity.js';
+
+/** How long a relayed retry waits for the holding replica to take it, in ms (relay latency is milliseconds). */
+const RELAY_ACCEPT_TIMEOUT_MS = 5_000;
 
 export interface ModernEraOptions {
   /** The handlers' context of a server (catalog, invoker, entries). */
@@ -116,6 +120,7 @@ export function createModernEra(options: ModernEraOptions): ModernEra {
           serve: (subdomain, request, scope, open) =>
             endpoint.serveRelayed(subdomain, request, scope, open),
           timeoutMs: options.longestCallMs,
+          acceptTimeoutMs: RELAY_ACCEPT_TIMEOUT_MS,
           // The whole result as JSON, escaped once more inside the relayed message.
           maxCharacters: 2 * options.maxResultBytes + 64 * 1024,
           keepAliveMs: options.keepAliveMs,
@@ -125,7 +130,17 @@ export function createModernEra(options: ModernEraOptions): ModernEra {
     servers,
     listen,
     replica: options.replica,
-    holderOf: (state) => sealer.open(state)?.replica,
+    holderOf: (value, subdomain, request, scope) => {
+      const state = sealer.open(value);
+      if (state === undefined) return undefined;
+      const binding = bindingOfRequest(
+        subdomain,
+        callerKeyOf(scope.caller),
+        request.method,
+        request.params,
+      );
+      return binding !== undefined && matchesBinding(state, binding) ? state.replica : undefined;
+    },
     ...(relay === undefined ? {} : { relay }),
     resourceNamed: options.resourceNamed,
     headerDeclarations: (subdomain, name) => {

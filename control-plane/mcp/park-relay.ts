@@ -46,6 +46,11 @@ export interface ParkRelayOptions {
   ): Promise<() => void>;
   /** Longest a relayed retry waits for its answer (the longest call), in ms. */
   timeoutMs: number;
+  /**
+   * Longest a relayed retry waits for the holder to say it took it, in ms: a
+   * holder that stopped (its calls with it) is known in this, not in `timeoutMs`.
+   */
+  acceptTimeoutMs: number;
   /** Largest relayed message, in JSON characters (a call's whole result must fit). */
   maxCharacters: number;
   keepAliveMs: number;
@@ -77,6 +82,8 @@ const relayedSchema = z.discriminatedUnion('kind', [
     status: z.number().int(),
   }),
   z.object({ kind: z.literal('cancel'), reply: z.string().uuid() }),
+  /** The holder took a relayed retry (sent before it is served, which may take long). */
+  z.object({ kind: z.literal('accepted') }),
 ]);
 type Relayed = z.infer<typeof relayedSchema>;
 
@@ -84,6 +91,8 @@ type Relayed = z.infer<typeof relayedSchema>;
 interface Waiting {
   stream: ResponseStream;
   timer: NodeJS.Timeout;
+  /** Until the holder accepts: on expiry the call is taken as gone with its replica. */
+  acceptTimer: NodeJS.Timeout | undefined;
   next: number;
   early: Map<number, Extract<Relayed, { kind: 'frame' }>>;
 }
@@ -116,6 +125,7 @@ export class ParkRelay {
     const relayed = parsed.data;
     if (relayed.kind === 'resume') void this.#serveHere(relayed);
     else if (relayed.kind === 'cancel') this.#serving.get(relayed.reply)?.();
+    else if (relayed.kind === 'accepted') this.#accepted(address.slice(REPLY.length));
     else this.#frame(address.slice(REPLY.length), relayed);
   }
 
@@ -136,20 +146,29 @@ export class ParkRelay {
       this.#forget(reply);
       this.#send(`${CANCEL}${replica}`, { kind: 'cancel', reply });
     });
-    const timer = setTimeout(() => {
+    const giveUp = (error: { code: number; message: string; data?: unknown }) => {
       this.#forget(reply);
-      stream.finish(
-        {
-          jsonrpc: '2.0',
-          id: request.id,
-          error: { code: -32603, message: 'the replica holding this call did not answer in time' },
-        },
-        undefined,
-        200,
-      );
-    }, this.#options.timeoutMs);
+      stream.finish({ jsonrpc: '2.0', id: request.id, error }, undefined, 200);
+    };
+    const timer = setTimeout(
+      () =>
+        giveUp({ code: -32603, message: 'the replica holding this call did not answer in time' }),
+      this.#options.timeoutMs,
+    );
     timer.unref();
-    this.#waiting.set(reply, { stream, timer, next: 0, early: new Map() });
+    // The same refusal as a state whose call has ended: the client starts the call again.
+    const acceptTimer = setTimeout(
+      () =>
+        giveUp({
+          code: -32602,
+          message:
+            'Invalid or expired requestState: its call is on no replica now (the replica holding it does not answer)',
+          data: { reason: 'invalid_request_state' },
+        }),
+      this.#options.acceptTimeoutMs,
+    );
+    acceptTimer.unref();
+    this.#waiting.set(reply, { stream, timer, acceptTimer, next: 0, early: new Map() });
     this.#send(`${RESUME}${replica}`, {
       kind: 'resume',
       reply,
@@ -162,6 +181,7 @@ export class ParkRelay {
 
   async #serveHere(relayed: Extract<Relayed, { kind: 'resume' }>): Promise<void> {
     const back = `${REPLY}${relayed.reply}`;
+    this.#send(back, { kind: 'accepted' });
     let finished = false;
     let seq = 0;
     const sink: AnswerSink = {
@@ -208,9 +228,18 @@ export class ParkRelay {
     }
   }
 
+  #accepted(reply: string): void {
+    const waiting = this.#waiting.get(reply);
+    if (waiting === undefined) return;
+    clearTimeout(waiting.acceptTimer);
+    waiting.acceptTimer = undefined;
+  }
+
   #frame(reply: string, frame: Extract<Relayed, { kind: 'frame' }>): void {
     const waiting = this.#waiting.get(reply);
     if (waiting === undefined) return;
+    // A frame proves the holder took the retry even if its acceptance is read later.
+    this.#accepted(reply);
     waiting.early.set(frame.seq, frame);
     for (let next = waiting.early.get(waiting.next); next; next = waiting.early.get(waiting.next)) {
       waiting.early.delete(waiting.next);
@@ -229,6 +258,7 @@ export class ParkRelay {
     const waiting = this.#waiting.get(reply);
     if (waiting === undefined) return;
     clearTimeout(waiting.timer);
+    clearTimeout(waiting.acceptTimer);
     this.#waiting.delete(reply);
   }
 

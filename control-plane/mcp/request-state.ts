@@ -90,6 +90,31 @@ export class RequestStateSealer {
   }
 }
 
+/**
+ * What a request can resume, read from its raw params as the handlers read
+ * them (tool-call.ts, entry-handlers.ts): the binding its state must carry.
+ * Undefined for a method that never parks or params that name nothing.
+ */
+export function bindingOfRequest(
+  server: string,
+  callerKey: string,
+  method: string,
+  params: unknown,
+): RequestStateBinding | undefined {
+  const read = (params ?? {}) as { name?: unknown; uri?: unknown; arguments?: unknown };
+  const target: ParkedTarget | undefined =
+    method === 'tools/call' && typeof read.name === 'string'
+      ? { kind: 'tool', name: read.name }
+      : method === 'prompts/get' && typeof read.name === 'string'
+        ? { kind: 'prompt', name: read.name }
+        : method === 'resources/read' && typeof read.uri === 'string'
+          ? { kind: 'resource', name: read.uri }
+          : undefined;
+  if (target === undefined) return undefined;
+  const args = target.kind === 'resource' ? {} : (read.arguments ?? {});
+  return { server, callerKey, target, argsDigest: argumentsDigest(args) };
+}
+
 /** True when a state opened for this request is bound to exactly this request. */
 export function matchesBinding(state: RequestState, binding: RequestStateBinding): boolean {
   return (

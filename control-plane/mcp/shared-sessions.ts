@@ -33,7 +33,7 @@ type SessionStore = Pick<
   | 'pruneMcpStreamEvents'
   | 'deleteMcpStream'
   | 'relayMcpSessionMessage'
-  | 'readMcpSessionMessage'
+  | 'takeMcpSessionMessage'
   | 'appendMcpStreamEvents'
   | 'readMcpStreamEvents'
   | 'onSessionSignal'
@@ -271,7 +271,7 @@ export class SharedSessions {
   }
 
   #deliver(sessionId: string, ref: string, handlers: SessionSignalHandlers): void {
-    this.#store.readMcpSessionMessage(ref).then(
+    this.#store.takeMcpSessionMessage(ref).then(
       (relayed) => {
         if (relayed?.sessionId !== sessionId) return;
         const parsed = JSONRPCMessageSchema.safeParse(JSON.parse(relayed.message));

@@ -139,9 +139,10 @@ export function poolSettingsFromRow(
 }
 
 /** An invocation as an insertable row. */
-export function invocationToRow(
-  entry: InvocationRecord,
-): Omit<InvocationsTable, 'seq' | 'kind' | 'input_rounds'> & {
+export function invocationToRow(entry: InvocationRecord): Omit<
+  InvocationsTable,
+  'seq' | 'kind' | 'input_rounds'
+> & {
   kind: string;
   input_rounds: number;
 } {

@@ -396,18 +396,25 @@ export async function relayMcpSessionMessage(
   });
 }
 
-/** A relayed message by its ref, or undefined (never relayed, or pruned). */
-export function readMcpSessionMessage(
+/**
+ * Takes a relayed message by its ref: returns it and deletes it, so that a
+ * message is stored only until the one replica it is addressed to reads it
+ * (an unread one is pruned after a minute). Undefined when never relayed,
+ * taken already, or pruned.
+ */
+export function takeMcpSessionMessage(
   context: StoreContext,
   ref: string,
 ): Promise<{ sessionId: string; message: string } | undefined> {
-  return readOperation(context, 'reading a relayed MCP client message', async (db) => {
-    const row = await db
+  return writeOperation(context, 'taking a relayed MCP client message', null, async (trx) => {
+    const row = await trx
       .selectFrom('mcp_session_messages')
       .select(['session_id', 'message'])
       .where('id', '=', ref)
       .executeTakeFirst();
-    return row === undefined ? undefined : { sessionId: row.session_id, message: row.message };
+    if (row === undefined) return undefined;
+    await trx.deleteFrom('mcp_session_messages').where('id', '=', ref).execute();
+    return { sessionId: row.session_id, message: row.message };
   });
 }
 

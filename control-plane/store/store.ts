@@ -303,7 +303,7 @@ export interface Store {
   /** Stores a client message for whichever replica awaits it; signals 'message' with its ref. */
   relayMcpSessionMessage(sessionId: string, message: string): Promise<void>;
   /** A relayed message by ref, or undefined (unknown, or pruned after 60 s). */
-  readMcpSessionMessage(ref: string): Promise<{ sessionId: string; message: string } | undefined>;
+  takeMcpSessionMessage(ref: string): Promise<{ sessionId: string; message: string } | undefined>;
   /**
    * Calls `listener` with other replicas' session signals (PostgreSQL only:
    * never for this store's own writes, never on SQLite), and with 'resync'
@@ -483,7 +483,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       sessions.deleteMcpStream(context, sessionId, streamId),
     relayMcpSessionMessage: (sessionId, message) =>
       sessions.relayMcpSessionMessage(context, sessionId, message),
-    readMcpSessionMessage: (ref) => sessions.readMcpSessionMessage(context, ref),
+    takeMcpSessionMessage: (ref) => sessions.takeMcpSessionMessage(context, ref),
     onSessionSignal: (listener) => feed.subscribeToSessions(listener),
     listAccounts: () => accounts.listAccounts(context),
     findAccount: (by) => accounts.findAccount(context, by),

@@ -58,8 +58,11 @@ beforeAll(async () => {
   // The 2026-07-28 run abandons about ten calls that wait for input (a first round
   // it never retries, a tampered retry): each keeps its container leased until its
   // time limit (ASKING_LIMITS), so the server's pool may grow past the default 4
-  // for that while, as an operator of such a server would allow.
-  const pooled = await plane.admin('PUT', `/api/pools/${SUBDOMAIN}`, { minWarm: 1, maxSize: 16 });
+  // for that while, as an operator of such a server would allow. Four kept warm: a
+  // few scenarios time a call (server-stateless: a log tool answering within 500 ms)
+  // while calls left waiting hold containers, and a cold start on a loaded machine
+  // would take longer than the suite waits.
+  const pooled = await plane.admin('PUT', `/api/pools/${SUBDOMAIN}`, { minWarm: 4, maxSize: 16 });
   expect(pooled.status, JSON.stringify(pooled.body)).toBe(200);
   // The list_changed triggers save an entry through the admin API from tool code.
   await save(`secret ${ADMIN_TOKEN_SECRET}`, `secrets/${ADMIN_TOKEN_SECRET}`, {

@@ -162,7 +162,5 @@ export const NOT_REQUIRED_SCENARIOS: Readonly<
   },
   '2025-11-25': {
     'dns-rebinding-protection': DNS_REBINDING,
-    'server-session-lifecycle':
-      'added to the suite after the requirement set was frozen, never scored (DELETE ends a session, the ended id answers 404)',
   },
 };

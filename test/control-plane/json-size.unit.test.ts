@@ -6,8 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   jsonBytesAtMost,
+  jsonDeeperThan,
   jsonStringBytes,
   jsonTextBytesAtMost,
+  jsonTextDeeperThan,
 } from '../../control-plane/json-size.js';
 
 const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -70,5 +72,46 @@ describe('json-size', () => {
     expect(jsonBytesAtMost(value, 1_000)).toBeGreaterThan(1_000);
     expect(jsonBytesAtMost('x'.repeat(10_000_000), 100)).toBeGreaterThan(100);
     expect(jsonTextBytesAtMost(value, 1_000)).toBeGreaterThan(1_000);
+  });
+});
+
+describe('nesting depth of JSON, as a value and as text', () => {
+  /** The depth of a parsed JSON value, recursively: the oracle for both. */
+  const depthOf = (value: unknown): number =>
+    value === null || typeof value !== 'object'
+      ? 0
+      : 1 + Math.max(0, ...Object.values(value).map(depthOf));
+
+  it('agrees with the recursive depth on every kind of value, strings with brackets included', () => {
+    const values: unknown[] = [
+      0,
+      'text',
+      [],
+      {},
+      [[[]]],
+      { a: [{ b: { c: [] } }], d: 1 },
+      ['[[[[', '{{{{', 'a "quoted" \\[ string'],
+      { '[': { '{': '\\"]' } },
+      [1, [2, [3, [4, [5]]]], {}],
+    ];
+    for (const value of values) {
+      const depth = depthOf(value);
+      const text = JSON.stringify(value);
+      expect(jsonDeeperThan(value, depth), text).toBe(false);
+      expect(jsonTextDeeperThan(text, depth), text).toBe(false);
+      if (depth > 0) {
+        expect(jsonDeeperThan(value, depth - 1), text).toBe(true);
+        expect(jsonTextDeeperThan(text, depth - 1), text).toBe(true);
+      }
+    }
+  });
+
+  it('walks a nesting deeper than the stack without overflowing', () => {
+    const text = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const value = JSON.parse(text) as unknown;
+    expect(jsonTextDeeperThan(text, 64)).toBe(true);
+    expect(jsonDeeperThan(value, 64)).toBe(true);
+    expect(jsonTextDeeperThan(text, 100_000)).toBe(false);
+    expect(jsonDeeperThan(value, 100_000)).toBe(false);
   });
 });

@@ -292,6 +292,24 @@ describe('the modern wire', () => {
     });
   });
 
+  it("tells server/discover the server's own cacheTtlMs, and the default again once it is cleared", async () => {
+    const discover = async () =>
+      (await post({ jsonrpc: '2.0', id: 8, method: 'server/discover', params: { _meta: meta } }))
+        .body.result.ttlMs;
+    const set = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { cacheTtlMs: 1_500 });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.server?.cacheTtlMs ?? set.body.cacheTtlMs).toBe(1_500);
+    await expect.poll(discover).toBe(1_500);
+    const refused = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, { cacheTtlMs: -1 });
+    expect(refused.status).toBe(400);
+    expect(await discover()).toBe(1_500);
+    const cleared = await plane.admin('PATCH', `/api/servers/${SUB}/settings`, {
+      cacheTtlMs: null,
+    });
+    expect(cleared.status).toBe(200);
+    await expect.poll(discover).toBe(30_000);
+  });
+
   it('refuses an unsupported version, a header that contradicts the body, and removed methods', async () => {
     const unsupported = await post(
       {

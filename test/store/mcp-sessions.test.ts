@@ -208,24 +208,30 @@ for (const makeTarget of [sqliteTarget, postgresTarget]) {
       await expect(store.pruneMcpStreamEvents(-1)).rejects.toBeInstanceOf(TypeError);
     });
 
-    it('relays a client message by ref, and forgets it after a minute', async () => {
+    it('relays a client message by ref, gives it once, and forgets an untaken one after a minute', async () => {
       const id = fresh('relay');
       const message = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { answer: 42 } });
+      const refs = async () =>
+        (await target.raw('SELECT id FROM mcp_session_messages WHERE session_id = ?', [id])).map(
+          (row) => String(row.id),
+        );
       await store.relayMcpSessionMessage(id, message);
-      const rows = await target.raw('SELECT id FROM mcp_session_messages WHERE session_id = ?', [
-        id,
-      ]);
-      expect(rows).toHaveLength(1);
-      const ref = String(rows[0]!.id);
-      expect(await store.readMcpSessionMessage(ref)).toEqual({ sessionId: id, message });
-      expect(await store.readMcpSessionMessage('no-such-ref')).toBeUndefined();
+      const [ref] = await refs();
+      expect(ref).toBeDefined();
+      expect(await store.takeMcpSessionMessage(ref!)).toEqual({ sessionId: id, message });
+      // Taken: the row is gone at once, not kept for the prune.
+      expect(await refs()).toEqual([]);
+      expect(await store.takeMcpSessionMessage(ref!)).toBeUndefined();
+      expect(await store.takeMcpSessionMessage('no-such-ref')).toBeUndefined();
 
+      await store.relayMcpSessionMessage(id, message);
+      const [untaken] = await refs();
       clockMs += 59_000;
       await store.pruneMcpSessions(24 * 60 * MINUTE);
-      expect(await store.readMcpSessionMessage(ref)).toBeDefined();
+      expect(await refs()).toEqual([untaken]);
       clockMs += 2_000;
       await store.pruneMcpSessions(24 * 60 * MINUTE);
-      expect(await store.readMcpSessionMessage(ref)).toBeUndefined();
+      expect(await store.takeMcpSessionMessage(untaken!)).toBeUndefined();
     });
 
     it('leaves sessions out of backups, and a restore leaves them alone', async () => {
@@ -394,7 +400,7 @@ for (const makeTarget of [sqliteTarget, postgresTarget]) {
         ).toEqual(['s2', 's3']);
         // The receiving replica reads the relayed message by the ref it heard.
         expect(
-          relayed?.kind === 'message' && (await reader.readMcpSessionMessage(relayed.ref)),
+          relayed?.kind === 'message' && (await reader.takeMcpSessionMessage(relayed.ref)),
         ).toEqual({ sessionId: 's1', message: '{"jsonrpc":"2.0","id":3,"result":{}}' });
         expect(readerChanges).toEqual([]);
       });

@@ -116,14 +116,26 @@ const SDK_MEMBERS: Completion[] = [
   {
     label: 'elicit',
     type: 'function',
-    detail: '(message, requestedSchema)',
+    detail: '(message, requestedSchema, {key?})',
     info: 'Asks the calling client for input; resolves with {action, content?}.',
   },
   {
     label: 'sample',
     type: 'function',
-    detail: '({messages, maxTokens, systemPrompt?})',
+    detail: '({messages, maxTokens, systemPrompt?}, {key?})',
     info: "Asks the calling client's model for a completion; resolves with its result.",
+  },
+  {
+    label: 'roots',
+    type: 'function',
+    detail: '({key?})',
+    info: 'Asks the calling client for its roots; resolves with {roots: [{uri, name?}]}.',
+  },
+  {
+    label: 'client',
+    type: 'variable',
+    detail: '{protocolVersion, era, capabilities, info?}',
+    info: 'What the calling client declared (frozen); null in a test run.',
   },
 ];
 const CONTENT_MEMBERS: Completion[] = [
@@ -157,7 +169,7 @@ const TOP_LEVEL: Completion[] = [
   {
     label: 'sdk',
     type: 'namespace',
-    info: 'http, db, lodash, content, progress, closeStream, elicit, sample',
+    info: 'http, db, lodash, content, progress, closeStream, elicit, sample, roots, client',
   },
   { label: 'console', type: 'namespace', info: 'console.log / console.error are captured.' },
   ...WEB_PLATFORM,
