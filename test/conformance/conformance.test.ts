@@ -75,8 +75,30 @@ beforeAll(async () => {
   for (const entry of conformanceFixtureEntries()) {
     await save(`${entry.kind}/${entry.name}`, `${entry.kind}/${entry.name}`, entry.body);
   }
+  // A pool starts with its first call: one test run starts it, and the suite begins
+  // once its four are warm (server-stateless, the first scenario, times its calls).
+  const warmUp = await plane.admin(
+    'POST',
+    `/api/servers/${SUBDOMAIN}/tools/test_simple_text/invoke`,
+    {
+      params: {},
+    },
+  );
+  expect(warmUp.status, JSON.stringify(warmUp.body)).toBe(200);
+  const warmBy = Date.now() + 60_000;
+  while (((await serverPool())?.warm ?? 0) < 4 && Date.now() < warmBy) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  expect((await serverPool())?.warm, 'the fixture pool warms to 4').toBeGreaterThanOrEqual(4);
   proxy = await startHostForwardingProxy({ port: plane.port, host: plane.mcpUrl(SUBDOMAIN).host });
 }, 180_000);
+
+/** The fixture server's shared pool, as the admin API shows it. */
+async function serverPool(): Promise<{ warm: number } | undefined> {
+  const { body } = await plane.admin('GET', '/api/pools');
+  const pools = body.pools as { server?: string; tool?: string; warm: number }[];
+  return pools.find((row) => row.server === SUBDOMAIN && !row.tool);
+}
 
 afterAll(async () => {
   await proxy?.close();

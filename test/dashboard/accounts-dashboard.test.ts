@@ -323,8 +323,9 @@ it('says plainly when an account is locked after failed sign-ins', async () => {
       await page.getByLabel('E-mail', { exact: true }).fill(locked);
       await page.getByLabel('Password', { exact: true }).fill(`wrong password ${attempt}`);
       await page.getByRole('button', { name: 'Sign in' }).click();
+      // Each attempt runs scrypt (N=2^15) behind a limit of four at once: slow on a busy machine.
       await expect
-        .poll(() => page.locator('#sign-in-error').textContent())
+        .poll(() => page.locator('#sign-in-error').textContent(), { timeout: 20_000 })
         .toContain('do not match');
       await page.locator('#sign-in-error').evaluate((alert) => (alert.textContent = ''));
     }
@@ -332,7 +333,7 @@ it('says plainly when an account is locked after failed sign-ins', async () => {
     await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect
-      .poll(() => page.locator('#sign-in-error').textContent())
+      .poll(() => page.locator('#sign-in-error').textContent(), { timeout: 20_000 })
       .toMatch(/^Too many attempts to sign in\. Try again in \d+ (seconds|minutes)\.$/);
     await ui.screenshot('accounts-08-locked');
     expect(ui.problems).toEqual([]);

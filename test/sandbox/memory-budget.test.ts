@@ -139,7 +139,12 @@ describe('the container budget counts memory', () => {
     expect((await work).map((outcome) => outcome.value)).toEqual(['one', 'two', 'three']);
     console.log(`[memory budget] three servers: peak ${peak.total} MiB (budget 1024)`);
     expect(peak.total).toBeLessThanOrEqual(1024);
-    const evicted = sandbox.serverStats().find((entry) => entry.server === 'one')?.evictions;
-    expect(evicted?.lastMinute).toBe(1);
+    // The third got its container by evicting an idle one of the others (the least
+    // recently used is one's, unless a busy machine made a pool start a second).
+    const stats = sandbox.serverStats();
+    const evicted = stats
+      .filter((entry) => entry.server === 'one' || entry.server === 'two')
+      .reduce((sum, entry) => sum + entry.evictions.lastMinute, 0);
+    expect(evicted, JSON.stringify(stats)).toBeGreaterThanOrEqual(1);
   }, 90_000);
 });

@@ -446,6 +446,8 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
             ok: false,
             errorCode: 'ERR_TOOL_ERROR',
             errorMessage: 'boom',
+            era: 'modern',
+            inputRounds: 2,
           }),
           sampleInvocation(3, {
             server,
@@ -462,6 +464,9 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
           kind: 'tool',
           // And without a client address, have none.
           client: null,
+          // An entry written without an era (a test run) has none, and no input rounds.
+          era: null,
+          inputRounds: 0,
           durationMs: 13,
           errorCode: null,
           errorMessage: null,
@@ -473,6 +478,8 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
           ok: false,
           errorCode: 'ERR_TOOL_ERROR',
           errorMessage: 'boom',
+          era: 'modern',
+          inputRounds: 2,
         });
         expect(
           (await store.listInvocations({ server, tool: 'other' })).map((entry) => entry.id),
