@@ -25,62 +25,29 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import {
+  MODERN_ELICITING_META,
+  MODERN_REVISION,
+  modernToolCall,
+  type ModernCallOptions,
+} from '../support/mcp-requests.js';
 
 v8.setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;
 
 let plane: TestControlPlane;
-let nextId = 1;
 
-const MODERN = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-};
+const MODERN = MODERN_REVISION;
+const META = MODERN_ELICITING_META;
 
 interface Answer {
   status: number;
   body: any;
 }
 
-function parseAnswer(text: string): any {
-  try {
-    return text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('data: ').at(-1)!);
-  } catch {
-    return text.slice(0, 300);
-  }
-}
-
 /** One modern `tools/call`. */
-async function modernCall(
-  server: string,
-  tool: string,
-  extra: { args?: object; state?: string; answers?: object; key?: string } = {},
-): Promise<Answer> {
-  const response = await loopbackFetch(plane.mcpUrl(server), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-      ...(extra.key === undefined ? {} : { authorization: `Bearer ${extra.key}` }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: extra.args ?? {},
-        ...(extra.state === undefined ? {} : { requestState: extra.state }),
-        ...(extra.answers === undefined ? {} : { inputResponses: extra.answers }),
-        _meta: META,
-      },
-    }),
-  });
-  return { status: response.status, body: parseAnswer(await response.text()) };
+function modernCall(server: string, tool: string, extra: ModernCallOptions = {}): Promise<Answer> {
+  return modernToolCall(plane.mcpUrl(server), tool, extra);
 }
 
 /** A modern request of `method` with a body written by hand. */

@@ -14,6 +14,7 @@ import {
   type TestControlPlane,
 } from '../support/control-plane.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import { modernToolCall, type ModernCallOptions } from '../support/mcp-requests.js';
 
 let plane: TestControlPlane;
 const keys: string[] = [];
@@ -21,50 +22,14 @@ const keys: string[] = [];
 const ASK = `const answer = await sdk.elicit('Name?', { type: 'object', properties: { name: { type: 'string' } } }, { key: 'name' });
   return 'hello ' + answer.content.name + (params.suffix ?? '');`;
 
-/** The `_meta` of every request: a client that can answer forms. */
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-};
-
 interface Answer {
   status: number;
   body: { id: number; result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
-let nextId = 1;
 /** One `tools/call` to `server` as the caller of `key` (none: anonymous). */
-async function call(
-  server: string,
-  tool: string,
-  extra: { args?: object; state?: string; answers?: object; key?: string } = {},
-): Promise<Answer> {
-  const response = await loopbackFetch(plane.mcpUrl(server), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-      ...(extra.key === undefined ? {} : { authorization: `Bearer ${extra.key}` }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: extra.args ?? {},
-        ...(extra.state === undefined ? {} : { requestState: extra.state }),
-        ...(extra.answers === undefined ? {} : { inputResponses: extra.answers }),
-        _meta: META,
-      },
-    }),
-  });
-  const text = await response.text();
-  const body = text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('data: ').at(-1)!);
-  return { status: response.status, body };
+function call(server: string, tool: string, extra: ModernCallOptions = {}): Promise<Answer> {
+  return modernToolCall(plane.mcpUrl(server), tool, extra);
 }
 
 /** A first round that parks: its state. */
@@ -202,11 +167,16 @@ describe('one caller parking calls as fast as it may', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
+    // Two waves of six at once: more than the bound reach their question together
+    // however slow the machine (one at a time, a loaded machine's cold starts let
+    // each parked call end at its limit before the next one parks).
     const flood = (async () => {
-      for (let i = 0; i < 12; i++) {
-        const answer = await call('alpha', 'ask');
-        if (answer.body.result?.resultType === 'input_required') parkedCount += 1;
-        else refused.push(answer.body.error?.code ?? 0);
+      for (let wave = 0; wave < 2; wave++) {
+        const answers = await Promise.all(Array.from({ length: 6 }, () => call('alpha', 'ask')));
+        for (const answer of answers) {
+          if (answer.body.result?.resultType === 'input_required') parkedCount += 1;
+          else refused.push(answer.body.error?.code ?? 0);
+        }
       }
     })().finally(() => (flooding = false));
     const victim: number[] = [];
@@ -221,7 +191,7 @@ describe('one caller parking calls as fast as it may', () => {
     console.log(
       `[figures] attacker parked ${parkedCount} (at most ${mostParkedAtOnce} at once), refused ${refused.length}; victim calls ms: ${victim.map((ms) => ms.toFixed(0)).join(' ')}`,
     );
-    // Parked calls end at their own limit (3 s), so more than 3 park over the flood; never more at once.
+    // Parked calls end at their own limit (3 s), so more than 3 may park over the flood; never more at once.
     expect(mostParkedAtOnce).toBeGreaterThan(0);
     expect(mostParkedAtOnce).toBeLessThanOrEqual(3);
     expect(refused.length).toBeGreaterThan(0);

@@ -9,46 +9,20 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
-import { loopbackFetch } from '../support/loopback-fetch.js';
+import { modernToolCall } from '../support/mcp-requests.js';
 
 const database = `mcphost_relay_gone_${randomBytes(6).toString('hex')}`;
 let survivor: TestControlPlane;
 let holder: TestControlPlane | undefined;
-let nextId = 1;
 
 async function callAsk(
   plane: TestControlPlane,
-  extra: { requestState?: string; inputResponses?: object } = {},
+  round: { state?: string; answers?: object } = {},
 ): Promise<{
   result?: { resultType?: string; requestState?: string };
   error?: { code: number; message: string; data?: { reason?: string } };
 }> {
-  const response = await loopbackFetch(plane.mcpUrl('acme'), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'ask',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method: 'tools/call',
-      params: {
-        name: 'ask',
-        arguments: {},
-        ...extra,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  return text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('data: ').at(-1)!);
+  return (await modernToolCall(plane.mcpUrl('acme'), 'ask', round)).body;
 }
 
 beforeAll(async () => {
@@ -91,8 +65,8 @@ it('refuses a retry whose holding replica stopped as an ended call, without wait
   holder = undefined;
 
   const retry = await callAsk(survivor, {
-    requestState,
-    inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } },
+    state: requestState,
+    answers: { name: { action: 'accept', content: { name: 'Ada' } } },
   });
   expect(retry.error?.code, JSON.stringify(retry)).toBe(-32602);
   expect(retry.error?.data?.reason).toBe('invalid_request_state');

@@ -13,49 +13,18 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
-import { loopbackFetch } from '../support/loopback-fetch.js';
+import { modernToolCall, type ModernCallOptions } from '../support/mcp-requests.js';
 
 const database = `mcphost_hr29_relay_${randomBytes(6).toString('hex')}`;
 let replicaA: TestControlPlane;
 let replicaB: TestControlPlane;
-let nextId = 1;
-
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-};
-
-async function call(
+function call(
   plane: TestControlPlane,
   server: string,
   tool: string,
-  extra: { state?: string; answers?: object } = {},
+  extra: ModernCallOptions = {},
 ): Promise<{ status: number; body: any }> {
-  const response = await loopbackFetch(plane.mcpUrl(server), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: {},
-        ...(extra.state === undefined ? {} : { requestState: extra.state }),
-        ...(extra.answers === undefined ? {} : { inputResponses: extra.answers }),
-        _meta: META,
-      },
-    }),
-  });
-  const text = await response.text();
-  const body = text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('data: ').at(-1)!);
-  return { status: response.status, body };
+  return modernToolCall(plane.mcpUrl(server), tool, extra);
 }
 
 beforeAll(async () => {
