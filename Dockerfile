@@ -33,7 +33,8 @@ WORKDIR /app
 COPY --from=build /src/package.json /src/Dockerfile.runner ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-ENV NODE_ENV=production DATA_DIR=/data PORT=8080 HOME=/tmp
+# Every interface: a container's loopback is its own (npm start's default is 127.0.0.1).
+ENV NODE_ENV=production DATA_DIR=/data PORT=8080 LISTEN_HOST=0.0.0.0 HOME=/tmp
 USER 10002:10002
 VOLUME ["/data"]
 EXPOSE 8080

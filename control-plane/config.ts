@@ -44,6 +44,63 @@ const csv = z.string().transform((v) =>
     .filter((s) => s.length > 0),
 );
 
+/** The two address forms of a hosted server (docs/addresses.md). */
+export const ADDRESS_FORMS = ['host', 'path'] as const;
+export type AddressForm = (typeof ADDRESS_FORMS)[number];
+
+/** ROUTING: which address forms are on, as flags; at least one. */
+const addressForms = csv
+  .transform((forms) => forms.map((form) => form.toLowerCase()))
+  .refine((forms) => forms.length > 0, 'names no form: host, path, or host,path')
+  .refine(
+    (forms) => forms.every((form) => (ADDRESS_FORMS as readonly string[]).includes(form)),
+    'each form is host or path',
+  )
+  .refine((forms) => new Set(forms).size === forms.length, 'names a form twice')
+  .transform((forms) =>
+    Object.freeze({ host: forms.includes('host'), path: forms.includes('path') }),
+  );
+
+/**
+ * PUBLIC_URL: an absolute http(s) URL, nothing but an origin and a path prefix.
+ * The prefix may not begin with /api: `/api/servers/{sub}/mcp` would sit among
+ * the admin API's own routes.
+ */
+const publicListenerAddress = z
+  .string()
+  .transform((value) => value.replace(/\/+$/, ''))
+  .superRefine((value, context) => {
+    const problem = listenerUrlProblem(value);
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  });
+
+/** PUBLIC_URL parsed with `{port}` standing for a port number. */
+function parseListenerUrl(value: string, port = 1): URL {
+  return new URL(value.replaceAll('{port}', String(port)));
+}
+
+/** What makes a PUBLIC_URL unusable, or undefined. */
+function listenerUrlProblem(value: string): string | undefined {
+  if (value.includes('{subdomain}')) {
+    return 'names no server: {subdomain} belongs in PUBLIC_URL_TEMPLATE';
+  }
+  if (!URL.canParse(value.replaceAll('{port}', '1'))) return 'must be an absolute URL';
+  const url = parseListenerUrl(value);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http(s) URL';
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    return 'must be an origin with at most a path prefix (no query, fragment or user)';
+  }
+  if (/^\/api(\/|$)/.test(url.pathname)) {
+    return 'its path prefix may not begin with /api (the admin API lives there)';
+  }
+  // Addresses without the prefix are served too: a prefix of their own families would
+  // make one address read as another.
+  if (/^\/(servers|\.well-known)(\/|$)/.test(url.pathname)) {
+    return 'its path prefix may not begin with /servers or /.well-known (path addresses live there)';
+  }
+  return undefined;
+}
+
 /**
  * Variables whose values are credentials: named in errors, never shown. Each
  * may instead be given as a file (`ADMIN_TOKEN_FILE=/run/secrets/admin_token`),
@@ -96,7 +153,14 @@ export const CONFIG_TABLE = {
     'separate admin listener port; unset = the admin side shares PORT',
     port.optional(),
   ),
-  listenHost: entry('LISTEN_HOST', 'address the listeners bind to', z.string().min(1), '0.0.0.0'),
+  // Loopback by default: a new server has no authentication, so `npm start` must not
+  // offer it to the network; compose.yaml and the control-plane image set 0.0.0.0.
+  listenHost: entry(
+    'LISTEN_HOST',
+    'address the listeners bind to (0.0.0.0 for every interface, as compose.yaml sets)',
+    z.string().min(1),
+    '127.0.0.1',
+  ),
   baseDomain: entry(
     'BASE_DOMAIN',
     'hosted servers answer at {subdomain}.{BASE_DOMAIN} (any port)',
@@ -118,6 +182,18 @@ export const CONFIG_TABLE = {
       )
       .transform((v) => v.replace(/\/+$/, '')),
     'http://{subdomain}.localhost:{port}',
+  ),
+  routing: entry(
+    'ROUTING',
+    'the addresses every hosted server answers at, comma-separated: host ({subdomain}.{BASE_DOMAIN}, picked by the Host header) and path ({PUBLIC_URL}/servers/{subdomain}/mcp on PORT: no DNS needed); docs/addresses.md',
+    addressForms,
+    'host,path',
+  ),
+  publicUrl: entry(
+    'PUBLIC_URL',
+    "the PORT listener's own public address, the base of path addresses ({PUBLIC_URL}/servers/{subdomain}/mcp) and their OAuth resource: an http(s) origin, with a path prefix when a reverse proxy serves mcphost under one; {port} is replaced by PORT",
+    publicListenerAddress,
+    'http://localhost:{port}',
   ),
   dataDir: entry(
     'DATA_DIR',
@@ -256,6 +332,13 @@ export const CONFIG_TABLE = {
     'fatal, error, warn, info, debug or trace',
     z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     'info',
+  ),
+  // A person at a terminal reads lines; a log collector reads JSON.
+  logFormat: entry(
+    'LOG_FORMAT',
+    'auto (readable lines on a terminal, JSON otherwise), json or pretty',
+    z.enum(['auto', 'json', 'pretty']),
+    'auto',
   ),
 
   sandboxDriver: entry(
@@ -834,9 +917,41 @@ function parseConfig(sources: readonly Source[]): Config {
     if (parsed.ok) values[key] = parsed.value;
     else problems.push(parsed.problem);
   }
+  if (problems.length === 0) problems.push(...settingsConflicts(values as Config));
   if (problems.length > 0) throw configError(problems);
   return Object.freeze(values) as Config;
 }
+
+/** What several settings get wrong together (each one valid alone). */
+function settingsConflicts(config: Config): string[] {
+  const problems: string[] = [];
+  // With both forms on, a PUBLIC_URL host that is a server's name would be that
+  // server's (the host form decides first): every path address would stop
+  // answering, and the tenant who takes the name would hold the front door.
+  const host = parseListenerUrl(config.publicUrl, config.port).hostname;
+  const label = host.endsWith(`.${config.baseDomain}`)
+    ? host.slice(0, -config.baseDomain.length - 1)
+    : undefined;
+  if (config.routing.host && config.routing.path && label !== undefined && !label.includes('.')) {
+    problems.push(
+      `PUBLIC_URL=${config.publicUrl}: its host ${host} is a server's name under BASE_DOMAIN=${config.baseDomain}; use BASE_DOMAIN's own name or another host`,
+    );
+  }
+  return problems;
+}
+
+/**
+ * The hosts path addresses answer on: PUBLIC_URL's, and when that is a name of
+ * this machine, every name of it (a client may say localhost, 127.0.0.1 or
+ * [::1] for the same listener). On any other Host a path is no server's, so a
+ * proxy's rules per server name cannot be walked around by a path.
+ */
+export function publicPathHosts(config: Pick<Config, 'publicUrl' | 'port'>): string[] {
+  const host = parseListenerUrl(config.publicUrl, config.port).hostname;
+  return LOOPBACK_NAMES.includes(host) ? [...LOOPBACK_NAMES] : [host];
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /**
  * The settings file of a process started from a checkout: `MCPHOST_ENV_FILE`,
@@ -892,4 +1007,58 @@ export function serverAddress(
   return config.publicUrlTemplate
     .replaceAll('{subdomain}', subdomain)
     .replaceAll('{port}', String(config.port));
+}
+
+/** What the address helpers read of the configuration. */
+export type AddressConfig = Pick<
+  Config,
+  'publicUrlTemplate' | 'publicUrl' | 'port' | 'routing' | 'baseDomain'
+>;
+
+/**
+ * PUBLIC_URL with `{port}` replaced, normalised, without a trailing slash:
+ * e.g. `http://localhost:8080`, `https://mcp.example.com/mcphost`.
+ */
+export function publicListenerUrl(config: Pick<Config, 'publicUrl' | 'port'>): string {
+  const url = parseListenerUrl(config.publicUrl, config.port);
+  return `${url.origin}${publicPathPrefix(config)}`;
+}
+
+/** PUBLIC_URL's path prefix: '' or e.g. `/mcphost` (no trailing slash). */
+export function publicPathPrefix(config: Pick<Config, 'publicUrl' | 'port'>): string {
+  return parseListenerUrl(config.publicUrl, config.port).pathname.replace(/\/+$/, '');
+}
+
+/** The MCP URL of a hosted server at each address form ROUTING turns on. */
+export type McpUrls = Readonly<Partial<Record<AddressForm, string>>>;
+
+/**
+ * Every MCP URL a hosted server answers at: `host` =
+ * `{serverAddress}/mcp`, `path` = `{PUBLIC_URL}/servers/{subdomain}/mcp`;
+ * a form ROUTING turns off is absent. The banner and the admin API's server
+ * views both read it.
+ */
+export function serverMcpUrls(config: AddressConfig, subdomain: string): McpUrls {
+  return {
+    ...(config.routing.host ? { host: `${serverAddress(config, subdomain)}/mcp` } : {}),
+    ...(config.routing.path
+      ? { path: `${publicListenerUrl(config)}/servers/${subdomain}/mcp` }
+      : {}),
+  };
+}
+
+/**
+ * The address form to show first: the only one on; with both, `path` when
+ * BASE_DOMAIN is `localhost` (Node, Python and many MCP clients do not resolve
+ * `*.localhost`, while `localhost` itself always resolves), else `host`.
+ */
+export function preferredAddressForm(config: AddressConfig): AddressForm {
+  if (!config.routing.host) return 'path';
+  if (!config.routing.path) return 'host';
+  return config.baseDomain === 'localhost' ? 'path' : 'host';
+}
+
+/** The MCP URL to show first (banner, `mcpUrl` of the server views): see preferredAddressForm. */
+export function preferredMcpUrl(config: AddressConfig, subdomain: string): string {
+  return serverMcpUrls(config, subdomain)[preferredAddressForm(config)]!;
 }

@@ -173,6 +173,12 @@ const CONTROL_PLANE = {
   ERR_CONFIG: spec(500, INTERNAL, 'A configuration value is invalid (at start-up).', {
     exposable: false,
   }),
+  ERR_PORT_UNAVAILABLE: spec(
+    500,
+    INTERNAL,
+    'A listener cannot open its port at start-up (in use by another program, not permitted, or LISTEN_HOST is not an address of this machine); the message names the setting.',
+    { infrastructure: true },
+  ),
   // MCP Streamable HTTP transport (DESIGN §2): the statuses the specification names.
   ERR_PARSE: spec(400, JsonRpc.ParseError, 'An MCP request body is not JSON.'),
   ERR_INVALID_REQUEST: spec(

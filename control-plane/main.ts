@@ -1,15 +1,22 @@
 /**
- * `npm start`: loads the configuration, starts the service, prints where it
- * answers (and the admin token, once, when it was generated), and shuts down
- * cleanly on SIGINT/SIGTERM. `--demo` also creates a demo server.
+ * `npm start`: loads the configuration, starts the service, prints the banner
+ * (banner.ts: where it answers, the admin token once when it was generated,
+ * the next step), and shuts down cleanly on SIGINT/SIGTERM. `--demo` also
+ * creates a demo server (app/demo.ts), without needing the admin token.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { isMcphostError } from './errors.js';
-import { loadConfig, serverAddress } from './config.js';
-import { createLogger } from './logger.js';
+import {
+  loadConfig,
+  preferredMcpUrl,
+  serverMcpUrls,
+  settingsFileOf,
+  type Config,
+} from './config.js';
+import { createServiceLogger } from './logger.js';
 import { startApp } from './app/index.js';
-import { createDemoServer } from './app/index.js';
+import { bannerLines, type AdminTokenSource, type BannerFacts } from './banner.js';
 
 async function main(): Promise<void> {
   // One settings source per mode: a compose `.env` beside the checkout is not read.
@@ -34,44 +41,34 @@ async function main(): Promise<void> {
     console.error(isMcphostError(error) ? error.message : error);
     process.exit(78); // EX_CONFIG
   }
-  const log = createLogger(config.logLevel);
+  const log = createServiceLogger(config);
   const app = await startApp(config, log);
-  const adminUrl = `http://localhost:${app.adminPort}`;
-  const banner = [
-    '',
-    `mcphost is running.`,
-    `  admin API:   ${adminUrl}/api  (OpenAPI: ${adminUrl}/api/openapi.json)`,
-    `  MCP servers: ${serverAddress(config, '{subdomain}')}/mcp`,
-  ];
-  if (app.generatedAdminToken) {
-    banner.push(
-      '',
-      `  Admin token (shown only this once; set ADMIN_TOKEN to choose your own):`,
-      `    ${app.generatedAdminToken}`,
-    );
-  }
-  banner.push(
-    '',
-    '  Create a first server:',
-    `    curl -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \\`,
-    `      -d '{"subdomain":"demo"}' ${adminUrl}/api/servers`,
-    '',
-  );
-  if (process.argv.includes('--demo')) {
-    const token = config.adminToken ?? app.generatedAdminToken;
-    if (token === undefined) {
-      banner.push(
-        '  --demo needs the admin token: set ADMIN_TOKEN (it was generated at an earlier start).',
-      );
-    } else {
-      const created = await createDemoServer(`http://127.0.0.1:${app.adminPort}`, token);
-      banner.push(
-        `  Demo server: ${serverAddress(config, created.subdomain)}/mcp with tools ${created.tools.join(', ')}`,
-        '',
-      );
-    }
-  }
-  process.stdout.write(`${banner.join('\n')}\n`);
+  // Created before the banner, which then lists it with the other servers. A demo
+  // that cannot be made is logged; the service it would run on keeps running.
+  const demo = process.argv.includes('--demo')
+    ? await app.createDemoServer().catch((error: unknown) => {
+        log.error({ err: error }, 'the demo server could not be created');
+        return undefined;
+      })
+    : undefined;
+  // The bound ports (PORT=0 picks one), not the configured ones.
+  const bound = { ...config, port: app.port };
+  const urls = serverMcpUrls(bound, '{subdomain}');
+  const preferred = preferredMcpUrl(bound, '{subdomain}');
+  const facts: BannerFacts = {
+    listenHost: config.listenHost,
+    port: app.port,
+    adminPort: app.adminPort,
+    mcpUrlPattern: preferred,
+    otherMcpUrlPatterns: Object.values(urls).filter((url) => url !== preferred),
+    token: adminTokenSource(config, app.generatedAdminToken),
+    servers: (await app.serverSubdomains()).map((subdomain) => ({
+      subdomain,
+      mcpUrl: preferredMcpUrl(bound, subdomain),
+    })),
+    ...(demo === undefined ? {} : { demo }),
+  };
+  process.stdout.write(`${bannerLines(facts).join('\n')}\n`);
 
   // A supervisor's SIGTERM to the process group reaches node twice (directly,
   // and forwarded by a wrapper such as tsx or npm): a repeat within
@@ -96,6 +93,28 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Where this start's admin token comes from, looked up as loadConfig does
+ * (the environment first, then the settings file), so the banner can say how
+ * to put it in $TOKEN. The value itself is printed only when generated now.
+ */
+function adminTokenSource(config: Config, generated: string | undefined): AdminTokenSource {
+  if (generated !== undefined) return { kind: 'generated', token: generated };
+  if (config.adminToken === undefined) return { kind: 'stored' };
+  const file = settingsFileOf();
+  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, 'utf8')) : {};
+  const lookup = (name: string) => {
+    const value = process.env[name] ?? fromFile[name];
+    return value === '' ? undefined : value;
+  };
+  const path = lookup('ADMIN_TOKEN_FILE');
+  if (path !== undefined) return { kind: 'file', path };
+  if (process.env.ADMIN_TOKEN !== undefined && process.env.ADMIN_TOKEN !== '') {
+    return { kind: 'environment' };
+  }
+  return { kind: 'settings-file', file };
 }
 
 main().catch((error: unknown) => {

@@ -6,6 +6,7 @@
  */
 import type vm from 'node:vm';
 import { describeToolSyntaxError, compileToolScript } from '../src/tool-code/index.js';
+import { INSTEAD_OF_MODULES, withInsteadOfModuleSyntax } from '../src/tool-code/instead-of-node.js';
 import type {
   CancelMessage,
   ControlMessage,
@@ -161,7 +162,8 @@ export class InvocationRunner {
         }),
       };
     } catch (error) {
-      compiled = { syntax: describeToolSyntaxError(error, code) };
+      const syntax = describeToolSyntaxError(error, code);
+      compiled = { syntax: { ...syntax, message: withInsteadOfModuleSyntax(syntax.message) } };
     }
     if (this.#compiled.size >= COMPILED_CACHE_SIZE) {
       const oldest = this.#compiled.keys().next().value;
@@ -180,7 +182,7 @@ export class InvocationRunner {
    */
   #refuseImport(specifier: string): never {
     this.#current?.poke();
-    throw `import() is not available in tool code (asked for ${String(specifier).slice(0, 200)})`;
+    throw `import() is not available in tool code (asked for ${String(specifier).slice(0, 200)}). ${INSTEAD_OF_MODULES}`;
   }
 
   #remember(id: string): void {

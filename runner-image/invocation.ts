@@ -25,6 +25,8 @@ import {
   type ReplyMessage,
   type WireError,
 } from '../src/protocol/index.js';
+import { isCallFailureCode } from '../src/protocol/call-failure-codes.js';
+import { withInsteadOfGlobal } from '../src/tool-code/instead-of-node.js';
 import {
   callLine,
   contentResultLine,
@@ -88,6 +90,8 @@ export class Invocation {
   readonly #pendingCalls = new Set<number>();
   /** The pending calls that ask the calling client (sdk.elicit, sdk.sample, sdk.roots). */
   readonly #pendingClientCalls = new Set<number>();
+  /** Codes of the failed replies this invocation was sent: the only sdk codes its result may carry. */
+  readonly #failedReplyCodes = new Set<string>();
   /** Whether `waiting` was sent for the state the invocation is in now. */
   #waitingSent = false;
   readonly #timers = new Map<number, NodeJS.Timeout>();
@@ -146,8 +150,11 @@ export class Invocation {
       case 'web':
         return answerWebCall(a, b, c, d, this.#webClock);
       case 'fail':
-        if (typeof a === 'string' && CONTEXT_FAILURE_CODES.has(a) && typeof b === 'string') {
-          this.fail({ code: a as ErrorCode, message: b, ...position(c, d) });
+        if (typeof a === 'string' && typeof b === 'string') {
+          const code = this.#failureCode(a);
+          // "require is not defined" says what tool code has instead (instead-of-node.ts).
+          const message = code === 'ERR_TOOL_ERROR' ? withInsteadOfGlobal(b) : b;
+          this.fail({ code, message, ...position(c, d) });
         }
         return undefined;
       case 'timer':
@@ -190,6 +197,7 @@ export class Invocation {
     const [payload, code] = message.ok
       ? [JSON.stringify(message.value ?? null), '']
       : [message.error.message, message.error.code];
+    if (!message.ok) this.#failedReplyCodes.add(code);
     this.#enter(() => this.#context.api.settle(message.call, message.ok, payload, code));
     return true;
   }
@@ -214,6 +222,18 @@ export class Invocation {
         ? `${error.message.slice(0, MAX_MESSAGE_CHARS - 1)}…`
         : error.message;
     this.#end(errorResultLine(this.id, { ...error, message }));
+  }
+
+  /**
+   * The code an outcome the context reports may have: its own failures, or
+   * the code of a failed reply this invocation really got (an uncaught sdk
+   * rejection, which the bootstrap recognises by the error object itself).
+   * Any other code is tool code's doing and becomes ERR_TOOL_ERROR.
+   */
+  #failureCode(claimed: string): ErrorCode {
+    if (CONTEXT_FAILURE_CODES.has(claimed)) return claimed as ErrorCode;
+    if (isCallFailureCode(claimed) && this.#failedReplyCodes.has(claimed)) return claimed;
+    return 'ERR_TOOL_ERROR';
   }
 
   #succeed(valueJson: string): void {

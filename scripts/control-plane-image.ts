@@ -178,7 +178,7 @@ FROM ${baseImage}
 COPY etc/passwd etc/group /etc/
 COPY app/ /app/
 COPY --chown=${uid}:${gid} data/ /data/
-ENV NODE_ENV=production DATA_DIR=/data PORT=8080 HOME=/tmp
+ENV NODE_ENV=production DATA_DIR=/data PORT=8080 LISTEN_HOST=0.0.0.0 HOME=/tmp
 WORKDIR /app
 USER ${uid}:${gid}
 VOLUME ["/data"]

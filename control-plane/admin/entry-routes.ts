@@ -26,6 +26,7 @@ import { requireServer } from './server-routes.js';
 import { requireWithinCeilings, withEffectiveLimits } from './limit-ceilings.js';
 import { couldNotRunStatus, testRunSummary } from './tool-routes.js';
 import { snapshots } from './audit-snapshots.js';
+import { toolSyntaxError } from './tool-syntax-error.js';
 import { adminCallerOf, principalOf, type AdminRouter, type Principal } from './permissions.js';
 
 /** Registers the routes of prompts and resources, and their previews. */
@@ -246,11 +247,7 @@ function checkCodeSyntax(context: AdminContext, definition: EntryDefinitions[Ent
   for (const { field, code } of codeFieldsOf(definition)) {
     const problem = context.checkSyntax(code);
     if (!problem) continue;
-    throw new McphostError(
-      'ERR_TOOL_SYNTAX',
-      `syntax error in ${field} at line ${problem.line}, column ${problem.column}: ${problem.message}`,
-      { details: { ...problem, field } },
-    );
+    throw toolSyntaxError(problem, field);
   }
 }
 

@@ -13,6 +13,7 @@ import { InvokeBody, RollbackBody, ToolDefinitionBody } from './schemas.js';
 import { requireServer } from './server-routes.js';
 import { requireWithinCeilings, withEffectiveLimits } from './limit-ceilings.js';
 import { snapshots } from './audit-snapshots.js';
+import { toolSyntaxError } from './tool-syntax-error.js';
 import { adminCallerOf, principalOf, type AdminRouter } from './permissions.js';
 import { clientAddressFromHeaders, requestIdOf } from '../http/index.js';
 
@@ -45,13 +46,7 @@ export function addToolRoutes(router: AdminRouter, context: AdminContext): void 
       const name = parseInput(toolNameSchema, params.name, 'tool name');
       const definition = await readJson(req, config.maxBodyBytes, ToolDefinitionBody, 'tool');
       const problem = context.checkSyntax(definition.code);
-      if (problem) {
-        throw new McphostError(
-          'ERR_TOOL_SYNTAX',
-          `syntax error at line ${problem.line}, column ${problem.column}: ${problem.message}`,
-          { details: problem },
-        );
-      }
+      if (problem) throw toolSyntaxError(problem);
       const server = await requireServer(context, params.sub!);
       requireWithinCeilings(context, `tool "${name}"`, definition.limits, server);
       const existed = (await store.getTool(params.sub!, name)) !== undefined;

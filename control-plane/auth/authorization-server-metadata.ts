@@ -5,9 +5,9 @@
  * page can say exactly what to fix.
  */
 import { z } from 'zod';
-import { McphostError } from '../errors.js';
 import { validationProblems } from '../validation-problems.js';
 import { fetchJsonDocument, type BoundedFetchResult } from './bounded-fetch.js';
+import { metadataProblemError, NO_S256_WARNING, type TriedUrl } from './metadata-problems.js';
 import { insecureUrlReason } from './secure-url.js';
 
 /** The fields mcphost needs from an Authorization Server, in the order they are reported. */
@@ -83,9 +83,10 @@ export async function fetchAuthorizationServerMetadata(
   };
   const base = parseUrl(url);
   const insecure = insecureUrlReason(base, options.allowInsecureLoopback);
-  if (insecure !== undefined) throw metadataError(`authorization server URL ${insecure}`, { url });
+  if (insecure !== undefined)
+    throw metadataProblemError({ kind: 'insecure-url', url, reason: insecure });
 
-  const tried: string[] = [];
+  const tried: TriedUrl[] = [];
   const given = await fetchJsonDocument(base, limits);
   const isWellKnown = base.pathname.includes('/.well-known/');
   // An unreachable origin is reported as is: the derived URLs share it.
@@ -95,22 +96,20 @@ export async function fetchAuthorizationServerMetadata(
   ) {
     return validateDocument(base, given, options.allowInsecureLoopback);
   }
-  tried.push(
-    `${base.href} (${given.kind === 'http-status' ? `HTTP ${given.status}` : 'not metadata'})`,
-  );
+  tried.push({
+    url: base.href,
+    answer: given.kind === 'http-status' ? { status: given.status } : 'not-metadata',
+  });
   for (const candidate of metadataCandidates(base)) {
     if (candidate.href === base.href) continue;
     const result = await fetchJsonDocument(candidate, limits);
     if (result.kind === 'http-status') {
-      tried.push(`${candidate.href} (HTTP ${result.status})`);
+      tried.push({ url: candidate.href, answer: { status: result.status } });
       continue;
     }
     return validateDocument(candidate, result, options.allowInsecureLoopback);
   }
-  throw metadataError(`no authorization server metadata found: ${tried.join(', ')}`, {
-    url,
-    tried,
-  });
+  throw metadataProblemError({ kind: 'not-found', url, tried });
 }
 
 /** The well-known URLs to try for `base`, most specific first. */
@@ -139,26 +138,21 @@ function validateDocument(
 ): FetchedMetadata {
   const url = metadataUrl.href;
   if (result.kind === 'failure') {
-    throw metadataError(`authorization server metadata at ${url}: ${result.reason}`, { url });
+    throw metadataProblemError({ kind: 'no-answer', url, reason: result.reason });
   }
   if (result.kind === 'not-json') {
-    throw metadataError(`authorization server metadata at ${url}: the response is not JSON`, {
-      url,
-    });
+    throw metadataProblemError({ kind: 'not-json', url, status: result.status });
   }
   const document = result.value;
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-    throw metadataError(`authorization server metadata at ${url} is not a JSON object`, { url });
+    throw metadataProblemError({ kind: 'not-object', url });
   }
   const record = document as Record<string, unknown>;
   const missing = REQUIRED_METADATA_FIELDS.filter(
     (field) => record[field] === undefined || record[field] === '',
   );
   if (missing.length > 0) {
-    throw metadataError(
-      `authorization server metadata at ${url} is missing ${missing.join(', ')}`,
-      { url, missing },
-    );
+    throw metadataProblemError({ kind: 'missing-fields', url, fields: missing });
   }
   const parsed = authorizationServerMetadataSchema.safeParse(document);
   if (!parsed.success) {
@@ -167,31 +161,21 @@ function validateDocument(
     const invalid = [
       ...new Set(problems.map((problem) => problem.path.split('.')[0] || '(document)')),
     ];
-    throw metadataError(
-      `authorization server metadata at ${url} has invalid ${invalid.join(', ')}`,
-      { url, invalid, problems },
-    );
+    throw metadataProblemError({ kind: 'invalid-fields', url, fields: invalid, problems });
   }
   const metadata = parsed.data;
   const insecure = REQUIRED_METADATA_FIELDS.filter(
     (field) => insecureUrlReason(new URL(metadata[field]), allowInsecureLoopback) !== undefined,
   );
   if (insecure.length > 0) {
-    throw metadataError(
-      `authorization server metadata at ${url} has non-HTTPS ${insecure.join(', ')}`,
-      { url, insecure },
-    );
+    throw metadataProblemError({ kind: 'insecure-fields', url, fields: insecure });
   }
   return { metadata, metadataUrl: url, warnings: collectWarnings(metadata, metadataUrl) };
 }
 
 function collectWarnings(metadata: AuthorizationServerMetadata, metadataUrl: URL): string[] {
   const warnings: string[] = [];
-  if (!metadata.code_challenge_methods_supported?.includes('S256')) {
-    warnings.push(
-      'the authorization server does not advertise S256 in code_challenge_methods_supported; MCP clients require PKCE with S256',
-    );
-  }
+  if (!metadata.code_challenge_methods_supported?.includes('S256')) warnings.push(NO_S256_WARNING);
   // RFC 8414 §3.3 wants the issuer to match where metadata came from; a mismatch is
   // usually a proxy or trailing-slash difference, so it is reported, not fatal.
   if (metadataUrl.origin !== new URL(metadata.issuer).origin) {
@@ -206,12 +190,6 @@ function parseUrl(url: string): URL {
   try {
     return new URL(url);
   } catch {
-    throw metadataError(`authorization server URL ${JSON.stringify(url)} is not a valid URL`, {
-      url,
-    });
+    throw metadataProblemError({ kind: 'not-a-url', url });
   }
-}
-
-function metadataError(message: string, details: Record<string, unknown>): McphostError {
-  return new McphostError('ERR_OAUTH_METADATA', message, { details });
 }

@@ -4,6 +4,7 @@
  * leave HTTPS, and an operator should configure the final URL.
  */
 import { isMcphostError } from '../errors.js';
+import type { NoAnswerReason } from './metadata-problems.js';
 
 /** What fetchJsonDocument needs; `fetch` is injectable for tests of odd transports. */
 export interface BoundedFetchOptions {
@@ -15,13 +16,13 @@ export interface BoundedFetchOptions {
   fetch: typeof fetch;
 }
 
-/** The outcome of one bounded GET; `failure` is a short phrase for an error message. */
+/** The outcome of one bounded GET; a `failure` says why there is no usable answer. */
 export type BoundedFetchResult =
   | { kind: 'json'; status: number; value: unknown }
   | { kind: 'http-status'; status: number }
   /** A 2xx answer whose body is not JSON (an HTML page, say). */
   | { kind: 'not-json'; status: number }
-  | { kind: 'failure'; reason: string };
+  | { kind: 'failure'; reason: NoAnswerReason };
 
 /** GETs `url` and parses the body as JSON, within the time and size limits. */
 export async function fetchJsonDocument(
@@ -38,7 +39,7 @@ export async function fetchJsonDocument(
       signal,
     });
   } catch (error) {
-    return { kind: 'failure', reason: describeFetchFailure(error, signal, options.timeoutMs) };
+    return { kind: 'failure', reason: fetchFailureOf(error, signal, options.timeoutMs) };
   }
   if (response.status < 200 || response.status > 299) {
     await response.body?.cancel().catch(() => undefined);
@@ -48,10 +49,10 @@ export async function fetchJsonDocument(
   try {
     const body = await readLimited(response, options.maxBytes);
     if (body === undefined)
-      return { kind: 'failure', reason: `the response is larger than ${options.maxBytes} bytes` };
+      return { kind: 'failure', reason: { kind: 'too-large', maxBytes: options.maxBytes } };
     text = body;
   } catch (error) {
-    return { kind: 'failure', reason: describeFetchFailure(error, signal, options.timeoutMs) };
+    return { kind: 'failure', reason: fetchFailureOf(error, signal, options.timeoutMs) };
   }
   try {
     return { kind: 'json', status: response.status, value: JSON.parse(text) as unknown };
@@ -87,20 +88,30 @@ export async function readLimited(
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function describeFetchFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return `no answer within ${timeoutMs} ms`;
-  return describeNetworkFailure(error);
+function fetchFailureOf(error: unknown, signal: AbortSignal, timeoutMs: number): NoAnswerReason {
+  if (signal.aborted) return { kind: 'timeout', timeoutMs };
+  return networkFailureOf(error);
 }
 
 /**
- * A short phrase for what a fetch rejected with: the egress policy's refusal,
- * or the network's error code (undici's "fetch failed" carries it in `cause`).
+ * What a fetch rejected with: the egress policy's refusal, or the network's
+ * error code (undici's "fetch failed" carries it in `cause`).
  */
-export function describeNetworkFailure(error: unknown): string {
+export function networkFailureOf(
+  error: unknown,
+): Extract<NoAnswerReason, { kind: 'refused' | 'unreachable' }> {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   // The egress policy refused the destination (see broker/http/guarded-fetch.ts): say why.
-  if (isMcphostError(cause)) return `refused: ${cause.message}`;
+  if (isMcphostError(cause)) return { kind: 'refused', message: cause.message };
   const code = (cause as { code?: unknown } | undefined)?.code;
   const message = cause instanceof Error ? cause.message : String(cause);
-  return `unreachable (${typeof code === 'string' ? code : message})`;
+  return { kind: 'unreachable', code: typeof code === 'string' ? code : message };
+}
+
+/** A short phrase for what a fetch rejected with, for messages about keys (remote-key-set.ts). */
+export function describeNetworkFailure(error: unknown): string {
+  const failure = networkFailureOf(error);
+  return failure.kind === 'refused'
+    ? `refused: ${failure.message}`
+    : `unreachable (${failure.code})`;
 }

@@ -27,6 +27,7 @@ export {
   type BearerErrorCode,
 } from './bearer-challenge.js';
 export {
+  pathSuffixedMetadataUrlFor,
   protectedResourceMetadata,
   resourceMetadataUrlFor,
   resourceUrlFor,

@@ -99,7 +99,7 @@ export class Broker {
   private readonly httpLimits: HttpLimits;
   private readonly httpAgents: ServerAgents;
   private readonly databases: DatabaseBroker;
-  /** Each server's policy (EGRESS_ALLOW plus its egressAllow), by its entries. */
+  /** Each server's policy (EGRESS_ALLOW plus its egressAllow), by server and entries. */
   private readonly serverPolicies = new Map<string, EgressPolicy>();
 
   constructor(options: BrokerOptions) {
@@ -172,14 +172,16 @@ export class Broker {
     await Promise.all([this.httpAgents.close(), this.databases.close()]);
   }
 
-  /** The policy of the calling server: EGRESS_ALLOW plus the server's own egressAllow. */
+  /**
+   * The policy of the calling server: EGRESS_ALLOW plus the server's own
+   * egressAllow, its refusals naming that server's setting.
+   */
   private policyFor(context: BrokerCallContext): EgressPolicy {
-    if (context.egressAllow.length === 0) return this.egress;
-    const key = JSON.stringify(context.egressAllow);
+    const key = JSON.stringify([context.server, context.egressAllow]);
     let policy = this.serverPolicies.get(key);
     if (policy === undefined) {
-      policy = this.egress.withServerAllow(context.egressAllow);
-      // Bounded by the number of distinct settings; dropping the oldest only costs a re-parse.
+      policy = this.egress.forServer(context.server, context.egressAllow);
+      // Bounded: past 1000 servers' settings, dropping the oldest only costs a re-parse.
       if (this.serverPolicies.size >= 1_000) {
         const oldest = this.serverPolicies.keys().next().value;
         if (oldest !== undefined) this.serverPolicies.delete(oldest);

@@ -11,7 +11,9 @@ export {
 } from './error-response.js';
 export { startListeners } from './http-listeners.js';
 export type { Listeners } from './http-listeners.js';
+export type { HostedEndpoint, HostedTarget, RoutingOptions } from './request-routing.js';
 export { ServerGate } from './server-gate.js';
+export { serverResourceAt, type ServerResource } from './server-resource.js';
 export { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
 export { parseJsonBody, readBody } from './read-body.js';
 export { requestIdFromHeaders, requestIdOf, setRoute } from './request-context.js';

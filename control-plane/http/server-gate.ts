@@ -5,6 +5,11 @@
  * (api-key-gate.ts). Verifiers are cached per (issuer, jwks_uri, audience,
  * scopes) and keys follow the store, so a settings change or a revoked key
  * takes effect with the next request, with no restart.
+ *
+ * A token is checked against the resource of the address the request came
+ * by (server-resource.ts): the host form's `{address}/mcp`, or the path
+ * form's `{PUBLIC_URL}/servers/{sub}/mcp` — each address its own resource,
+ * as clients discover it — unless the server names its own `oauthAudience`.
  */
 import type { IncomingMessage } from 'node:http';
 import {
@@ -12,15 +17,14 @@ import {
   checkStoredKeySetUrl,
   createAccessTokenVerifier,
   protectedResourceMetadata,
-  resourceMetadataUrlFor,
-  resourceUrlFor,
   type AccessTokenVerifier,
 } from '../auth/index.js';
-import { serverAddress, type Config } from '../config.js';
+import type { AddressForm, Config } from '../config.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import type { ServerRecord } from '../store/index.js';
 import { ApiKeyGate, type ApiKeyGateOptions } from './api-key-gate.js';
 import { temporarilyUnavailable, type Authentication } from './authentication.js';
+import { serverResourceAt, type ServerResource } from './server-resource.js';
 
 const MAX_CACHED_VERIFIERS = 1000;
 /** What a 503 for an unreachable Authorization Server tells clients to wait, in seconds. */
@@ -44,11 +48,12 @@ export class ServerGate {
     this.#apiKeys = apiKeys === undefined ? undefined : new ApiKeyGate(apiKeys);
   }
 
-  /** Who calls `server` with `req`, or the refusal to send. */
+  /** Who calls `server` with `req`, which came by its `form` address; or the refusal to send. */
   async authenticate(
     server: ServerRecord,
     req: IncomingMessage,
     url: URL,
+    form: AddressForm,
   ): Promise<Authentication> {
     switch (server.securityMode) {
       case 'none':
@@ -59,7 +64,7 @@ export class ServerGate {
         }
         return this.#apiKeys.authenticate(server, req);
       case 'oauth2':
-        return this.#authenticateBearer(server, req, url);
+        return this.#authenticateBearer(server, req, url, this.#resourceOf(server, form));
     }
   }
 
@@ -72,8 +77,8 @@ export class ServerGate {
     server: ServerRecord,
     req: IncomingMessage,
     url: URL,
+    resource: ServerResource,
   ): Promise<Authentication> {
-    const address = serverAddress(this.#config, server.subdomain);
     const metadata = server.oauthMetadata;
     if (!metadata) {
       // Cannot happen through the API (saving oauth2 stores the metadata); refuse rather than open up.
@@ -90,8 +95,8 @@ export class ServerGate {
       outcome = await authenticateBearer(
         { authorizationHeader: req.headers.authorization, url },
         {
-          verifier: this.#verifierFor(server, address),
-          resourceMetadataUrl: resourceMetadataUrlFor(address),
+          verifier: this.#verifierFor(server, resource.resource),
+          resourceMetadataUrl: resource.protectedResourceMetadataUrl,
         },
       );
     } catch (error) {
@@ -119,19 +124,28 @@ export class ServerGate {
     };
   }
 
-  /** RFC 9728 document of a server in OAuth 2.0 mode. */
-  protectedResourceMetadata(server: ServerRecord): object {
+  /** RFC 9728 document of a server in OAuth 2.0 mode, for its address of `form`. */
+  protectedResourceMetadata(server: ServerRecord, form: AddressForm): object {
     const scopes = server.oauthRequiredScopes.length > 0 ? server.oauthRequiredScopes : undefined;
     return protectedResourceMetadata({
-      address: serverAddress(this.#config, server.subdomain),
+      resource: this.#resourceOf(server, form).resource,
       issuer: server.oauthMetadata?.issuer ?? '',
       scopes,
     });
   }
 
-  #verifierFor(server: ServerRecord, address: string): AccessTokenVerifier {
+  /** The resource of the address a request came by; the router only routes forms that are on. */
+  #resourceOf(server: ServerRecord, form: AddressForm): ServerResource {
+    const resource = serverResourceAt(this.#config, server.subdomain, form);
+    if (resource === undefined) {
+      throw new Error(`ServerGate: a request came by the ${form} address, which ROUTING turns off`);
+    }
+    return resource;
+  }
+
+  #verifierFor(server: ServerRecord, resource: string): AccessTokenVerifier {
     const metadata = server.oauthMetadata!;
-    const audience = server.oauthAudience ?? resourceUrlFor(address);
+    const audience = server.oauthAudience ?? resource;
     const key = JSON.stringify([
       metadata.issuer,
       metadata.jwks_uri,

@@ -9,8 +9,9 @@
  * eras: this is the one place where they differ.
  */
 import type { InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
-import type { CallingClient } from '../invocation/index.js';
+import type { CallingClient, EntryRunContext } from '../invocation/index.js';
 import type { LogEntry } from '../sandbox/index.js';
+import type { RequestScope } from './request-scope.js';
 import type { ParkedTarget } from './request-state.js';
 
 /** One run of code for a request. */
@@ -36,6 +37,18 @@ export interface CallIo {
   onLog(entry: LogEntry): void;
   /** Aborted when the call is cancelled (the client went away, the session ended). */
   signal: AbortSignal;
+}
+
+/** Who runs the code (the request's scope) and how it reaches its client (the run's io). */
+export function runContextOf(scope: RequestScope, io: CallIo): EntryRunContext {
+  return {
+    caller: scope.caller,
+    requestId: scope.requestId,
+    clientAddress: scope.clientAddress,
+    signal: io.signal,
+    client: io.client,
+    onLog: io.onLog,
+  };
 }
 
 export interface CallRunner {

@@ -13,13 +13,13 @@ import { GetPromptRequestSchema } from '@modelcontextprotocol/core';
 import type { Server, ServerCapabilities } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { isMcphostError, McphostError } from '../errors.js';
-import type { EntryRunContext, EntryRunner } from '../invocation/index.js';
+import type { EntryRunner } from '../invocation/index.js';
 import type { PromptRecord, ResourceRecord } from '../store/index.js';
-import { isInputRequired, type CallIo, type CallRunner } from './call-runner.js';
+import { isInputRequired, runContextOf, type CallRunner } from './call-runner.js';
 import { describePrompt, describeResource, describeTemplate } from './entry-descriptions.js';
 import { paginate } from './pagination.js';
 import { toProtocolError } from './protocol-error.js';
-import { scopeOf, type RequestScope } from './request-scope.js';
+import { scopeOf } from './request-scope.js';
 import type { ResourceSubscriptions } from './resource-subscriptions.js';
 import { isProtocolAnswer } from './tool-call.js';
 
@@ -73,14 +73,6 @@ export function addEntryHandlers(
   session: SessionSubscriptions | undefined,
 ): void {
   const { subdomain, catalog, entries } = context;
-  const runOf = (scope: RequestScope, io: CallIo): EntryRunContext => ({
-    caller: scope.caller,
-    requestId: scope.requestId,
-    clientAddress: scope.clientAddress,
-    signal: io.signal,
-    client: io.client,
-    onLog: io.onLog,
-  });
   // What the runner throws is a McphostError for the client; anything else is a bug.
   const answer = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -106,7 +98,7 @@ export function addEntryHandlers(
         answer(async () => {
           const scope = scopeOf(ctx);
           return runner.run({ ctx, target: { kind: 'prompt', name }, args, logger: name }, (io) =>
-            entries.renderPrompt(subdomain, name, args, runOf(scope, io)),
+            entries.renderPrompt(subdomain, name, args, runContextOf(scope, io)),
           );
         }),
     );
@@ -133,7 +125,7 @@ export function addEntryHandlers(
         const scope = scopeOf(ctx);
         return runner.run(
           { ctx, target: { kind: 'resource', name: uri }, args: {}, logger: uri },
-          (io) => entries.readResource(subdomain, uri, runOf(scope, io)),
+          (io) => entries.readResource(subdomain, uri, runContextOf(scope, io)),
         );
       }),
     );
@@ -184,7 +176,7 @@ export function addEntryHandlers(
               ref,
               argument,
               completionContext?.arguments,
-              runOf(scope, io),
+              runContextOf(scope, io),
             ),
         );
         if (isInputRequired(completion))

@@ -1,10 +1,13 @@
 /**
- * Requests for `{subdomain}.{BASE_DOMAIN}`: the hosted MCP server. Unknown
- * subdomain → 404; deactivated → 503; OAuth 2.0 mode → the protected-resource
- * metadata paths exist and every `/mcp` request needs a valid bearer token;
- * API-key mode → every `/mcp` request needs one of the server's keys (no
+ * Requests for a hosted MCP server, at either of its addresses
+ * (`{subdomain}.{BASE_DOMAIN}/mcp`, or `{PUBLIC_URL}/servers/{subdomain}/mcp`:
+ * http/request-routing.ts decided which, and which endpoint). Both are served
+ * alike; only the OAuth resource differs, by the address the request came by.
+ * Unknown subdomain → 404; deactivated → 503; OAuth 2.0 mode → the protected-resource
+ * metadata paths exist and every MCP request needs a valid bearer token;
+ * API-key mode → every MCP request needs one of the server's keys (no
  * metadata paths: there is no authorization server to discover).
- * On `/mcp`, in order: the browser `Origin` (403 unless allowed; preflights
+ * On the MCP endpoint, in order: the browser `Origin` (403 unless allowed; preflights
  * answered here), the client network's allowance of failed authentications
  * (429 before a credential costs anything: no key lookup, no signature
  * check; the answer held back a while, so a flood waiting for its answers
@@ -20,7 +23,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McphostError } from '../errors.js';
-import type { Authentication } from '../http/index.js';
+import type { AddressForm } from '../config.js';
+import type { Authentication, HostedTarget } from '../http/index.js';
 import {
   clientAddressFromHeaders,
   requestIdOf,
@@ -48,10 +52,18 @@ export interface AttemptAllowance {
 export interface HostedSideOptions {
   /** The server of a subdomain, from the in-memory cache. */
   server(subdomain: string): ServerRecord | undefined;
-  /** Checks credentials of a request for a server (OAuth 2.0 or API-key mode), or admits it (mode none). */
-  authenticate(server: ServerRecord, req: IncomingMessage, url: URL): Promise<Authentication>;
-  /** RFC 9728 metadata of a server in OAuth 2.0 mode. */
-  protectedResourceMetadata(server: ServerRecord): object;
+  /**
+   * Checks credentials of a request for a server (OAuth 2.0 or API-key mode) that came by
+   * its `form` address, or admits it (mode none).
+   */
+  authenticate(
+    server: ServerRecord,
+    req: IncomingMessage,
+    url: URL,
+    form: AddressForm,
+  ): Promise<Authentication>;
+  /** RFC 9728 metadata of a server in OAuth 2.0 mode, for its `form` address. */
+  protectedResourceMetadata(server: ServerRecord, form: AddressForm): object;
   endpoint: McpEndpoint;
   /** Counts a refused request by reason (e.g. invalid_token, throttled) and server. */
   onAuthFailure(reason: string, subdomain: string): void;
@@ -82,44 +94,39 @@ export interface HostedSideOptions {
   onRefused(subdomain: string, reason: 'origin' | 'rate'): void;
 }
 
-const METADATA_PATHS = new Set([
-  '/.well-known/oauth-protected-resource',
-  '/.well-known/oauth-protected-resource/mcp',
-]);
+/** The route metrics and access lines name, by endpoint and address form. */
+const ROUTE_NAMES = {
+  host: { mcp: '/mcp', metadata: 'protected-resource-metadata', unknown: 'unmatched' },
+  path: {
+    mcp: '/servers/:sub/mcp',
+    metadata: 'protected-resource-metadata',
+    unknown: 'unmatched',
+  },
+} as const;
 
 export function createHostedSide(options: HostedSideOptions) {
   return async (
     req: IncomingMessage,
     res: ServerResponse,
     url: URL,
-    subdomain: string,
+    target: HostedTarget,
   ): Promise<void> => {
+    const { subdomain, form, endpoint } = target;
     const server = options.server(subdomain);
-    setRoute(
-      req,
-      METADATA_PATHS.has(url.pathname)
-        ? 'protected-resource-metadata'
-        : url.pathname === '/mcp'
-          ? '/mcp'
-          : 'unmatched',
-    );
+    setRoute(req, ROUTE_NAMES[form][endpoint]);
     if (!server) {
       // The subdomain is the caller's own text (`evil@…`, markup): never echoed.
       sendError(res, new McphostError('ERR_NOT_FOUND', 'no server at this address'));
       return;
     }
-    if (
-      METADATA_PATHS.has(url.pathname) &&
-      server.securityMode === 'oauth2' &&
-      req.method === 'GET'
-    ) {
+    if (endpoint === 'metadata' && server.securityMode === 'oauth2' && req.method === 'GET') {
       // Public discovery document: any origin may read it.
-      sendJson(res, 200, options.protectedResourceMetadata(server), {
+      sendJson(res, 200, options.protectedResourceMetadata(server, form), {
         'access-control-allow-origin': '*',
       });
       return;
     }
-    if (url.pathname !== '/mcp') {
+    if (endpoint !== 'mcp') {
       sendError(res, new McphostError('ERR_NOT_FOUND', `no such path: ${url.pathname}`));
       return;
     }
@@ -176,7 +183,7 @@ export function createHostedSide(options: HostedSideOptions) {
       );
       return;
     }
-    const authentication = await options.authenticate(server, req, url);
+    const authentication = await options.authenticate(server, req, url, form);
     if (!authentication.ok) {
       // A credential sent and refused spends the network's allowances; none sent (a
       // client discovering OAuth) or one that could not be checked now (503) does not.

@@ -26,7 +26,7 @@ import { checkClientDeclarations } from './client-declarations.js';
 import { readPost, type IncomingPost } from './incoming-request.js';
 import { LegacySessions, type LegacySessionsOptions } from './legacy-sessions.js';
 import { MODERN_PROTOCOL_VERSION } from './hosted-mcp-server.js';
-import type { LadderAnswer, ModernEndpoint } from './modern-endpoint.js';
+import { unsupportedRevision, type LadderAnswer, type ModernEndpoint } from './modern-endpoint.js';
 import type { ParkRelay } from './park-relay.js';
 import type { RequestScope } from './request-scope.js';
 import type { SessionSignalHandlers } from './shared-sessions.js';
@@ -166,15 +166,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
 
 /** The answer of an endpoint without the modern era to a modern request. */
 function legacyOnly(revision: string | undefined, id: RequestId | null): LadderAnswer {
-  return {
-    status: 400,
-    id,
-    error: {
-      code: -32022,
-      message: `Unsupported protocol version: ${revision ?? 'unknown'}`,
-      data: { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested: revision ?? 'unknown' },
-    },
-  };
+  return unsupportedRevision(revision, id, SUPPORTED_PROTOCOL_VERSIONS);
 }
 
 function answerLadder(res: ServerResponse, answer: LadderAnswer): void {

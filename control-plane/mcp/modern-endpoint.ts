@@ -38,6 +38,24 @@ export interface LadderAnswer {
   error: { code: number; message: string; data?: unknown };
 }
 
+/** -32022 (HTTP 400) for a revision this endpoint does not speak, listing those it does. */
+export function unsupportedRevision(
+  revision: string | undefined,
+  id: RequestId | null,
+  supported: readonly string[],
+): LadderAnswer {
+  const requested = revision ?? 'unknown';
+  return {
+    status: 400,
+    id,
+    error: {
+      code: -32022,
+      message: `Unsupported protocol version: ${requested}`,
+      data: { supported: [...supported], requested },
+    },
+  };
+}
+
 export interface ModernEndpointOptions {
   servers: ModernServers;
   listen: ListenStreams;
@@ -89,16 +107,8 @@ export class ModernEndpoint {
     const id = route.messageKind === 'request' ? (message as JSONRPCRequest).id : null;
     const revision = route.classification.revision;
     if (revision !== MODERN_PROTOCOL_VERSION) {
-      return {
-        status: 400,
-        id,
-        error: {
-          code: -32022,
-          message: `Unsupported protocol version: ${revision ?? 'unknown'}`,
-          // As `server/discover` lists them: the legacy versions are reached through `initialize`.
-          data: { supported: [MODERN_PROTOCOL_VERSION], requested: revision ?? 'unknown' },
-        },
-      };
+      // As `server/discover` lists them: the legacy versions are reached through `initialize`.
+      return unsupportedRevision(revision, id, [MODERN_PROTOCOL_VERSION]);
     }
     if (route.messageKind !== 'request') {
       request.req.resume();

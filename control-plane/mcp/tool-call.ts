@@ -14,7 +14,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import { isMcphostError, McphostError } from '../errors.js';
 import type { InvocableTool, ToolInvoker } from '../invocation/index.js';
-import { isInputRequired, type CallRunner } from './call-runner.js';
+import { isInputRequired, runContextOf, type CallRunner } from './call-runner.js';
 import { toProtocolError } from './protocol-error.js';
 import { scopeOf } from './request-scope.js';
 import { toCallToolResult } from './tool-result.js';
@@ -51,16 +51,7 @@ export async function callTool(
   let result;
   try {
     result = await runner.run({ ctx, target: { kind: 'tool', name }, args, logger: name }, (io) =>
-      context.invoker.invoke({
-        tool,
-        args,
-        caller: scope.caller,
-        requestId: scope.requestId,
-        clientAddress: scope.clientAddress,
-        signal: io.signal,
-        client: io.client,
-        onLog: io.onLog,
-      }),
+      context.invoker.invoke({ tool, args, ...runContextOf(scope, io) }),
     );
   } catch (error) {
     // The invoker answers a tool's own failures as results; what it throws is ours.

@@ -60,13 +60,13 @@ export class Metrics {
   });
   readonly #authFailures = new Counter({
     name: 'mcphost_auth_failures_total',
-    help: 'Refused requests by side and reason',
+    help: 'Requests refused for their credentials, by side (admin or hosted) and reason (e.g. missing_token, invalid_admin_token, throttled)',
     labelNames: ['side', 'reason'] as const,
     registers: [this.registry],
   });
   readonly #httpRequests = new Counter({
     name: 'mcphost_http_requests_total',
-    help: 'HTTP requests by side, route and status',
+    help: 'HTTP requests by side (admin or hosted), route (a pattern such as "GET /api/servers/:sub", never a raw path) and status',
     labelNames: ['side', 'route', 'status'] as const,
     registers: [this.registry],
   });
@@ -90,7 +90,7 @@ export class Metrics {
   });
   readonly #httpSeconds = new Histogram({
     name: 'mcphost_http_request_duration_seconds',
-    help: 'HTTP request duration by side and route',
+    help: 'HTTP request duration by side and route (as in mcphost_http_requests_total)',
     labelNames: ['side', 'route'] as const,
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
@@ -136,7 +136,7 @@ export class Metrics {
     );
     this.#scrapedGauge(
       'mcphost_pool_containers',
-      'Containers per pool by state (warm, busy, warming) and callers queued',
+      'Containers per pool by state (warm, busy, warming), and callers waiting for one (state "queued")',
       ['pool', 'state'],
       () =>
         pools().flatMap((pool) =>

@@ -16,6 +16,7 @@ import {
   type ErrorCode,
   type ResultMessage,
   type WireError,
+  isCallFailureCode,
 } from '../../src/protocol/index.js';
 import { McphostError, errorSpecOf, isMcphostError } from '../errors.js';
 import type { SandboxExit, SandboxInstance } from './driver.js';
@@ -71,6 +72,8 @@ interface ActiveInvocation {
   hooks: ConnectionInvokeHooks;
   sentAt: number;
   calls: Map<number, AbortController>;
+  /** Codes of the failed replies sent: the only sdk codes its result may claim. */
+  failedReplyCodes: Set<string>;
   deadline: NodeJS.Timeout;
   resolve(verdict: InvocationVerdict): void;
   reject(error: McphostError): void;
@@ -170,6 +173,7 @@ export class RunnerConnection {
         hooks,
         sentAt: this.#now(),
         calls: new Map(),
+        failedReplyCodes: new Set(),
         deadline: setTimeout(
           () => this.#break(timeoutError(timeoutMs)),
           timeoutMs + this.#timeoutGraceMs,
@@ -265,6 +269,7 @@ export class RunnerConnection {
         code: 'ERR_TOO_MANY_CALLS' as const,
         message: `this invocation already has ${this.#maxConcurrentCalls} sdk calls in flight; await some before making more`,
       };
+      active.failedReplyCodes.add(error.code);
       return this.#write(encodeMessage({ ...base, ok: false, error }));
     }
     const controller = new AbortController();
@@ -283,6 +288,8 @@ export class RunnerConnection {
         if (this.#active !== active) return; // the invocation ended meanwhile
         active.calls.delete(message.call);
         let line: string;
+        // The code of the refusal actually sent, if any.
+        let refusal: string | undefined = reply.ok ? undefined : reply.error.code;
         try {
           line = encodeMessage(reply);
         } catch {
@@ -291,6 +298,7 @@ export class RunnerConnection {
             message: `the ${message.op} reply cannot be sent as JSON`,
           };
           line = encodeMessage({ ...base, ok: false, error });
+          refusal = error.code;
         }
         // The harness faults on a line over the limit; the tool gets a clear error instead.
         if (Buffer.byteLength(line) > HARNESS_MAX_LINE_BYTES) {
@@ -299,7 +307,9 @@ export class RunnerConnection {
             message: `the ${message.op} answer is larger than ${HARNESS_MAX_LINE_BYTES} bytes once encoded; ask for less (fewer rows, a smaller response)`,
           };
           line = encodeMessage({ ...base, ok: false, error });
+          refusal = error.code;
         }
+        if (refusal !== undefined) active.failedReplyCodes.add(refusal);
         this.#write(line);
       });
   }
@@ -319,6 +329,11 @@ export class RunnerConnection {
       message.error.code === 'ERR_TOOL_TIMEOUT'
         ? { ...message.error, message: timeoutError(active.request.limits.timeoutMs).message }
         : message.error;
+    // The container runs tool code: an sdk call's code is believed only when
+    // this side sent that refusal to this invocation (call-failure-codes.ts).
+    if (isCallFailureCode(error.code) && !active.failedReplyCodes.has(error.code)) {
+      return active.resolve({ ok: false, error: { ...error, code: 'ERR_TOOL_ERROR' } });
+    }
     active.resolve({ ok: false, error });
   }
 

@@ -30,6 +30,7 @@
  *   callHost: (op: string, args: unknown) => Promise<unknown>,
  *   makeError: (code: string, message: string) => Error,
  *   messageOf: (error: unknown) => string,
+ *   adoptCallFailure: (failure: object, cause: unknown) => void,
  * }} WebPlatformHost
  */
 
@@ -62,6 +63,9 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
     const CtxRangeError = RangeError;
     const StringCtor = String;
     const regexpExec = RegExp.prototype.exec;
+    const CtxWeakMap = WeakMap;
+    const weakMapGet = WeakMap.prototype.get;
+    const weakMapSet = WeakMap.prototype.set;
     const TOOL_FRAME = /tool\.js:(\d+):(\d+)/;
     const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
@@ -131,6 +135,47 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
 
     const formatArguments = createConsoleFormatter(messageOf);
 
+    // ---------------------------------------------------------------- failed calls
+    /**
+     * The error objects failed replies were delivered as (and fetch's errors
+     * made from them), with the reply's code. Thrown uncaught, such an error
+     * fails the invocation with that code; its `code` property is tool code's
+     * to change and is never what decides. The host checks the code again.
+     */
+    const callFailures = new CtxWeakMap();
+
+    /**
+     * @param {object} error
+     * @param {string} code
+     */
+    function markCallFailure(error, code) {
+      ReflectApply(weakMapSet, callFailures, [error, code]);
+    }
+
+    /**
+     * The reply's code when `error` is the very object a failed call was rejected with.
+     * @param {unknown} error
+     * @returns {string | undefined}
+     */
+    function callFailureCode(error) {
+      if (error === null || (typeof error !== 'object' && typeof error !== 'function')) {
+        return undefined;
+      }
+      const code = ReflectApply(weakMapGet, callFailures, [error]);
+      return typeof code === 'string' ? code : undefined;
+    }
+
+    /**
+     * Gives `failure` (an error made from a failed call's, as fetch's TypeError
+     * is) the code of `cause`, when `cause` is one.
+     * @param {object} failure
+     * @param {unknown} cause
+     */
+    function adoptCallFailure(failure, cause) {
+      const code = callFailureCode(cause);
+      if (code !== undefined) markCallFailure(failure, code);
+    }
+
     // ---------------------------------------------------------------- brokered calls
     let closed = false;
     /** @type {Record<number, PendingCall>} */
@@ -193,7 +238,9 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       if (entry === undefined) return false;
       delete pending[id];
       if (!ok) {
-        entry[1](makeError(code, payload));
+        const failure = makeError(code, payload);
+        markCallFailure(failure, code);
+        entry[1](failure);
         return true;
       }
       let value;
@@ -850,6 +897,8 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
 
     /** @param {any} thrown what tool code threw or rejected with; read defensively */
     function fail(thrown) {
+      // Read first, off the object's identity: nothing tool code defined runs for it.
+      const code = callFailureCode(thrown);
       let message;
       let line;
       let column;
@@ -876,7 +925,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       }
       bridge(
         'fail',
-        'ERR_TOOL_ERROR',
+        code === undefined ? 'ERR_TOOL_ERROR' : code,
         typeof message === 'string' ? message : 'tool code threw',
         line,
         column,
@@ -948,6 +997,7 @@ function bootstrap(createConsoleFormatter, installWebPlatform) {
       callHost: callHost,
       makeError: makeError,
       messageOf: messageOf,
+      adoptCallFailure: adoptCallFailure,
     });
 
     // What the engine settles on its own schedule, outside the drains the host

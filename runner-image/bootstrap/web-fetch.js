@@ -30,6 +30,7 @@
  *   headers: import('./web-headers.js').WebHeaders,
  *   events: import('./web-events.js').WebEvents,
  *   callHost: (op: string, args: unknown) => Promise<unknown>,
+ *   adoptCallFailure: (failure: object, cause: unknown) => void,
  *   webCall: (op: string, a?: string | number, b?: string | number, c?: string | number) => unknown,
  *   urlSearchParamsText: (value: unknown) => string | null,
  * }} parts
@@ -42,6 +43,7 @@ function createWebFetch(parts) {
   const webHeaders = parts.headers;
   const events = parts.events;
   const callHost = parts.callHost;
+  const adoptCallFailure = parts.adoptCallFailure;
   const webCall = parts.webCall;
   const urlSearchParamsText = parts.urlSearchParamsText;
   const ReflectApply = Reflect.apply;
@@ -442,7 +444,8 @@ function createWebFetch(parts) {
   /**
    * What a failed brokered call becomes: a TypeError, as the web's network
    * errors are, carrying the broker's code and message (and the original as
-   * its cause). An invocation that ended keeps its ERR_CANCELLED.
+   * its cause); uncaught, it fails the invocation with that code, as the
+   * original would. An invocation that ended keeps its ERR_CANCELLED.
    * @param {any} error
    */
   function networkError(error) {
@@ -461,6 +464,7 @@ function createWebFetch(parts) {
       });
     }
     ObjectDefineProperty(failure, 'cause', { value: error, writable: true, configurable: true });
+    adoptCallFailure(failure, error);
     return failure;
   }
 

@@ -40,6 +40,7 @@
  *     headers: import('./web-headers.js').WebHeaders,
  *     events: import('./web-events.js').WebEvents,
  *     callHost: (op: string, args: unknown) => Promise<unknown>,
+ *     adoptCallFailure: (failure: object, cause: unknown) => void,
  *     webCall: WebCall,
  *     urlSearchParamsText: (value: unknown) => string | null,
  *   }) => import('./web-fetch.js').WebFetch,
@@ -231,6 +232,7 @@ function createWebPlatformInstaller(parts) {
         headers: headers(),
         events: events(),
         callHost: host.callHost,
+        adoptCallFailure: host.adoptCallFailure,
         webCall: webCall,
         urlSearchParamsText: urlSearchParamsText,
       });

@@ -1,2 +1,3 @@
 export * from './wrap.js';
 export * from './syntax.js';
+export * from './instead-of-node.js';

@@ -54,7 +54,7 @@ describe('fetchAuthorizationServerMetadata against the real Authorization Server
       fetchAuthorizationServerMetadata(as.issuer, { allowInsecureLoopback: false }),
     );
     expect(error.message).toBe(
-      `authorization server URL ${as.issuer}/ uses plain HTTP; allow insecure loopback URLs (OAUTH_ALLOW_INSECURE_LOOPBACK) for local development`,
+      `the OAuth Server URL ${as.issuer}/ uses plain HTTP; allow insecure loopback URLs (OAUTH_ALLOW_INSECURE_LOOPBACK) for local development`,
     );
   });
 });
@@ -87,7 +87,9 @@ describe('fetchAuthorizationServerMetadata failures', () => {
     delete document[field];
     const url = serve(`missing-${field}`, document);
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
-    expect(error.message).toBe(`authorization server metadata at ${url} is missing ${field}`);
+    expect(error.message).toBe(
+      `the Authorization Server's metadata at ${url} lacks ${field}, which mcphost needs`,
+    );
     expect(error.details).toEqual({ url, missing: [field] });
   });
 
@@ -96,7 +98,7 @@ describe('fetchAuthorizationServerMetadata failures', () => {
     const url = serve('missing-two', { issuer, authorization_endpoint, token_endpoint });
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
     expect(error.message).toBe(
-      `authorization server metadata at ${url} is missing registration_endpoint, jwks_uri`,
+      `the Authorization Server's metadata at ${url} lacks registration_endpoint and jwks_uri, which mcphost needs`,
     );
     expect(error.details).toEqual({ url, missing: ['registration_endpoint', 'jwks_uri'] });
   });
@@ -104,7 +106,9 @@ describe('fetchAuthorizationServerMetadata failures', () => {
   it('names a field that is not a URL', async () => {
     const url = serve('bad-jwks', { ...completeMetadata(server.url), jwks_uri: 'keys please' });
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
-    expect(error.message).toBe(`authorization server metadata at ${url} has invalid jwks_uri`);
+    expect(error.message).toBe(
+      `the Authorization Server's metadata at ${url} has invalid jwks_uri`,
+    );
     expect(error.details).toEqual({
       url,
       invalid: ['jwks_uri'],
@@ -118,7 +122,9 @@ describe('fetchAuthorizationServerMetadata failures', () => {
       jwks_uri: 'http://keys.example.com/jwks',
     });
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
-    expect(error.message).toBe(`authorization server metadata at ${url} has non-HTTPS jwks_uri`);
+    expect(error.message).toBe(
+      `the Authorization Server's metadata at ${url} gives jwks_uri without HTTPS`,
+    );
   });
 
   it('warns, without failing, when S256 is not advertised', async () => {
@@ -128,7 +134,7 @@ describe('fetchAuthorizationServerMetadata failures', () => {
     const { metadata, warnings } = await fetchAuthorizationServerMetadata(url, loopback);
     expect(metadata.issuer).toBe(server.url);
     expect(warnings).toEqual([
-      'the authorization server does not advertise S256 in code_challenge_methods_supported; MCP clients require PKCE with S256',
+      "the Authorization Server's metadata does not list S256 in code_challenge_methods_supported: MCP clients require PKCE with S256, and may refuse to sign in",
     ]);
     const plainOnly = serve('plain-pkce', {
       ...document,
@@ -153,10 +159,11 @@ describe('fetchAuthorizationServerMetadata failures', () => {
       fetchAuthorizationServerMetadata(`${server.url}/nothing`, loopback),
     );
     expect(error.message).toBe(
-      `no authorization server metadata found: ${server.url}/nothing (HTTP 404), ` +
-        `${server.url}/.well-known/oauth-authorization-server/nothing (HTTP 404), ` +
-        `${server.url}/.well-known/openid-configuration/nothing (HTTP 404), ` +
-        `${server.url}/nothing/.well-known/openid-configuration (HTTP 404)`,
+      `no Authorization Server metadata was found at the OAuth Server URL: ${server.url}/nothing answered HTTP 404; ` +
+        `${server.url}/.well-known/oauth-authorization-server/nothing answered HTTP 404; ` +
+        `${server.url}/.well-known/openid-configuration/nothing answered HTTP 404; ` +
+        `${server.url}/nothing/.well-known/openid-configuration answered HTTP 404; ` +
+        'give the issuer or its metadata document URL',
     );
   });
 
@@ -176,7 +183,7 @@ describe('fetchAuthorizationServerMetadata failures', () => {
     routes['/custom/incomplete.json'] = { json: document };
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
     expect(error.message).toBe(
-      `authorization server metadata at ${url} is missing registration_endpoint`,
+      `the Authorization Server's metadata at ${url} lacks registration_endpoint, which mcphost needs`,
     );
   });
 
@@ -198,7 +205,18 @@ describe('fetchAuthorizationServerMetadata failures', () => {
   it('says when the answer is not JSON', async () => {
     const url = `${server.url}/html/.well-known/oauth-authorization-server`;
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
-    expect(error.message).toBe(`authorization server metadata at ${url}: the response is not JSON`);
+    expect(error.message).toBe(
+      `${url} answered HTTP 200, but not with JSON, so no metadata was read: the OAuth Server URL must be the Authorization Server's issuer or its metadata document URL`,
+    );
+  });
+
+  it('says when the answer is JSON but not an object', async () => {
+    const url = `${server.url}/array/.well-known/oauth-authorization-server`;
+    routes['/array/.well-known/oauth-authorization-server'] = { json: ['issuer'] };
+    const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
+    expect(error.message).toBe(
+      `${url} answered JSON that is not an object, so no metadata was read: the OAuth Server URL must be the Authorization Server's issuer or its metadata document URL`,
+    );
   });
 
   it('says when the answer is too large', async () => {
@@ -207,7 +225,7 @@ describe('fetchAuthorizationServerMetadata failures', () => {
       fetchAuthorizationServerMetadata(url, { ...loopback, maxBytes: 1024 }),
     );
     expect(error.message).toBe(
-      `authorization server metadata at ${url}: the response is larger than 1024 bytes`,
+      `${url} answered with more than 1024 bytes, more than a metadata document may have: check the OAuth Server URL`,
     );
   });
 
@@ -217,14 +235,16 @@ describe('fetchAuthorizationServerMetadata failures', () => {
     const error = await metadataFailure(
       fetchAuthorizationServerMetadata(url, { ...loopback, timeoutMs: 300 }),
     );
-    expect(error.message).toBe(`authorization server metadata at ${url}: no answer within 300 ms`);
+    expect(error.message).toBe(
+      `${url} did not answer within 300 ms, so no metadata was read: check the OAuth Server URL and that the Authorization Server is running`,
+    );
   });
 
   it('says when the server is unreachable', async () => {
     const url = `${await closedPortUrl()}/.well-known/oauth-authorization-server`;
     const error = await metadataFailure(fetchAuthorizationServerMetadata(url, loopback));
     expect(error.message).toBe(
-      `authorization server metadata at ${url}: unreachable (ECONNREFUSED)`,
+      `could not connect to ${url} (ECONNREFUSED), so no metadata was read: check the OAuth Server URL and that the Authorization Server is running`,
     );
   });
 
@@ -240,9 +260,7 @@ describe('fetchAuthorizationServerMetadata failures', () => {
         fetch: countingFetch,
       }),
     );
-    expect(error.message).toBe(
-      'authorization server URL http://as.example.com/ does not use HTTPS',
-    );
+    expect(error.message).toBe('the OAuth Server URL http://as.example.com/ does not use HTTPS');
     expect(requests).toBe(0);
   });
 
@@ -250,6 +268,8 @@ describe('fetchAuthorizationServerMetadata failures', () => {
     const error = await metadataFailure(
       fetchAuthorizationServerMetadata('as.example.com', loopback),
     );
-    expect(error.message).toBe('authorization server URL "as.example.com" is not a valid URL');
+    expect(error.message).toBe(
+      'the OAuth Server URL "as.example.com" is not a URL: give the Authorization Server\'s issuer (https://auth.example.com) or its metadata document URL',
+    );
   });
 });

@@ -50,7 +50,7 @@ describe('Authorization Server metadata through the egress policy', () => {
       }),
     );
     expect(error.message).toBe(
-      'authorization server metadata at https://169.254.169.254/: refused: egress to 169.254.169.254 is not allowed: cloud metadata addresses are always refused',
+      'mcphost may not connect to https://169.254.169.254/, so no metadata was read: egress to 169.254.169.254 is not allowed: cloud metadata addresses are always refused',
     );
   });
 
@@ -71,7 +71,7 @@ describe('Authorization Server metadata through the egress policy', () => {
         }),
       );
       expect(error.message).toMatch(
-        new RegExp(`refused: egress to ${ip} is not allowed: ${ip} is `),
+        new RegExp(`so no metadata was read: egress to ${ip} is not allowed: ${ip} is `),
       );
       expect(server.requests).toEqual([]);
     } finally {

@@ -68,8 +68,12 @@ describe('sdk.http egress policy', () => {
     expect(await failure(publicOnly.handle('http', { url: allowed.url }, context()))).toMatchObject(
       {
         code: 'ERR_EGRESS_DENIED',
+        // Tool traffic is told the calling server's own setting first, EGRESS_ALLOW second.
         message:
-          "egress to 127.0.0.1 is not allowed: 127.0.0.1 is a loopback address; this host's own, internal and special-purpose addresses need an EGRESS_ALLOW entry",
+          'egress to 127.0.0.1 is not allowed: 127.0.0.1 is a loopback address. ' +
+          `To let this server's tools reach it, add 127.0.0.1:${allowed.port} to "Private hosts its tools may reach" in its settings ` +
+          '(dashboard: Settings, Sharing this host; API: egressAllow in PATCH /api/servers/tenant-a/settings), ' +
+          'which takes effect at once; or, for every server, add it to EGRESS_ALLOW and restart mcphost.',
       },
     );
     const permitted = makeBroker(['127.0.0.1/32']);

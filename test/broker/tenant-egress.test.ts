@@ -61,7 +61,9 @@ describe("egress into this host's own address", () => {
     const error = await failure(broker.handle('http', { url: url(wildcard.port) }, context()));
     expect(error.code).toBe('ERR_EGRESS_DENIED');
     expect(error.message).toMatch(
-      new RegExp(`${ip.replaceAll('.', '\\.')} is .*need an EGRESS_ALLOW entry$`),
+      new RegExp(
+        `${ip.replaceAll('.', '\\.')} is .*; or, for every server, add it to EGRESS_ALLOW and restart mcphost\\.$`,
+      ),
     );
     expect(wildcard.requests).toEqual([]);
   });

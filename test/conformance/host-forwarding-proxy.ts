@@ -2,7 +2,7 @@
  * A loopback reverse proxy that gives every request one fixed `Host` header.
  *
  * mcphost picks the hosted server from the `Host` header
- * (`{subdomain}.{BASE_DOMAIN}`, control-plane/http/host-routing.ts), but
+ * (`{subdomain}.{BASE_DOMAIN}`, control-plane/http/request-routing.ts), but
  * `*.localhost` does not resolve on every machine and the conformance CLI
  * takes only a URL: it can set neither a Host header nor a resolver. So the
  * CLI is pointed at `http://127.0.0.1:{proxy}/mcp`, and this proxy forwards

@@ -69,7 +69,12 @@ export function describeAdminApi(
         subdomain: 'alpha',
         name: 'Alpha',
         address: `http://alpha.localhost:${plane.port}`,
-        mcpUrl: `http://alpha.localhost:${plane.port}/mcp`,
+        // BASE_DOMAIN localhost: the path address is preferred (docs/addresses.md).
+        mcpUrl: `http://localhost:${plane.port}/servers/alpha/mcp`,
+        mcpUrls: {
+          host: `http://alpha.localhost:${plane.port}/mcp`,
+          path: `http://localhost:${plane.port}/servers/alpha/mcp`,
+        },
         securityMode: 'none',
         active: true,
         toolCount: 0,

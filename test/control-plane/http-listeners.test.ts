@@ -4,6 +4,7 @@
  * escape (a McphostError keeps its code and status, hiding what the registry
  * hides; anything else is a 500 ERR_INTERNAL that says nothing of it).
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GENERIC_MESSAGE, McphostError } from '../../control-plane/errors.js';
 import { TrustedProxies } from '../../control-plane/http/index.js';
@@ -24,7 +25,7 @@ beforeAll(async () => {
     port: await freePort(),
     adminPort: await freePort(),
     host: '127.0.0.1',
-    baseDomain: 'localhost',
+    routing: { baseDomain: 'localhost', hostForm: true, pathForm: null },
     trustedProxies: TrustedProxies.parse([]),
     hosted: async (_req, _res, url) => {
       throw thrown[url.pathname];
@@ -64,4 +65,26 @@ it('answers an escaped failure from the registry, logging it', async () => {
     body: { error: { code: 'ERR_INTERNAL', message: GENERIC_MESSAGE } },
   });
   expect(logged).toEqual([thrown['/busy'], thrown['/store'], thrown['/bug']]);
+});
+
+/** One raw HTTP/1.1 request line (a target no fetch would send); the status line answered. */
+async function rawStatusLine(port: number, requestLine: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  socket.write(`${requestLine}\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+  let text = '';
+  for await (const chunk of socket) text += String(chunk);
+  return text.split('\r\n')[0]!;
+}
+
+it('refuses a target that is not a plain path with 400, and keeps serving', async () => {
+  // Each of these once threw out of the listener's callback and ended the process.
+  for (const target of ['//a:99999/x', '//[', '//%', 'http://other/servers/beta/mcp', '/x/../y']) {
+    expect(await rawStatusLine(listeners.port, `GET ${target} HTTP/1.1`), target).toBe(
+      'HTTP/1.1 400 Bad Request',
+    );
+  }
+  expect((await get(listeners.port, 'demo.localhost', '/busy')).status).toBe(503);
+  expect(
+    logged.filter((error) => error instanceof TypeError && /Invalid URL/.test(String(error))),
+  ).toEqual([]);
 });

@@ -179,10 +179,15 @@ describe('in OAuth 2.0 mode', () => {
       oauthServerUrl: as.metadataUrl,
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body.oauth).toEqual({
+    // The host address's discovery URLs (the path address's are in path-address.test.ts).
+    expect(response.body.oauth).toMatchObject({
       issuer: as.issuer,
-      resource: resource(),
-      protectedResourceMetadataUrl: `${plane.mcpUrl(SUB).origin}/.well-known/oauth-protected-resource`,
+      addresses: {
+        host: {
+          resource: resource(),
+          protectedResourceMetadataUrl: `${plane.mcpUrl(SUB).origin}/.well-known/oauth-protected-resource`,
+        },
+      },
     });
   });
 

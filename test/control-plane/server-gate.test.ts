@@ -94,12 +94,12 @@ async function startGate(
   const listeners = await startListeners({
     port,
     host: '127.0.0.1',
-    baseDomain: 'localhost',
+    routing: { baseDomain: 'localhost', hostForm: true, pathForm: null },
     trustedProxies: TrustedProxies.parse([]),
     // As the hosted side answers: the refusal as the gate gives it; here 200 when admitted.
-    hosted: async (req, res, url, subdomain) => {
+    hosted: async (req, res, url, { subdomain, form }) => {
       const server = servers.find((candidate) => candidate.subdomain === subdomain)!;
-      const authentication = await gate.authenticate(server, req, url);
+      const authentication = await gate.authenticate(server, req, url, form);
       req.resume();
       if (authentication.ok) sendJson(res, 200, { caller: authentication.caller });
       else sendJson(res, authentication.status, authentication.body, authentication.headers);

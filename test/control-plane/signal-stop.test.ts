@@ -149,7 +149,10 @@ it('leaves no runner container when a start fails after the pools began warming 
         GENERIC_POOL_SIZE: '2',
         POOL_MIN_WARM: '1',
       }),
-    ).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    ).rejects.toMatchObject({
+      code: 'ERR_PORT_UNAVAILABLE',
+      cause: expect.objectContaining({ code: 'EADDRINUSE' }),
+    });
     expect(await containersOf(planeName)).toEqual([]);
   } finally {
     busy.close();

@@ -60,7 +60,7 @@ it('runs the operator flow in a real browser', async () => {
   await ui.screenshot('01-sign-in-wrong-token');
   await signIn(page);
 
-  // Create a server: it opens on its Settings tab.
+  // Create a server: it opens on its Tools tab (first-hour-editor.test.ts checks where).
   await page.getByLabel('Subdomain').fill(SUB);
   await page.getByRole('button', { name: 'Create server' }).click();
   await page.getByRole('heading', { name: `Server ${SUB}` }).waitFor();
@@ -89,6 +89,8 @@ it('runs the operator flow in a real browser', async () => {
   await page.getByLabel('Parameter 1 name').fill('name');
   await page.getByLabel('Parameter 1 type').selectOption('string');
   await page.getByLabel('Parameter 1 description').fill('Who to greet');
+  // A new parameter starts optional; this one is required.
+  await page.getByLabel('Parameter 1 required').check();
   await page.getByLabel('Secrets used').fill('GREETING_PREFIX');
   const code = page.getByRole('textbox', { name: 'Code' });
   await code.fill(
@@ -247,9 +249,14 @@ it('runs the operator flow in a real browser', async () => {
 
   await page.getByLabel('OAuth Server URL').fill(as.metadataUrl);
   await page.getByRole('button', { name: 'Save settings' }).click();
+  // The preferred address's metadata URL, as the API gives it (the path form on a `localhost` base).
   await expect
     .poll(() => page.locator('#prm-url').textContent())
-    .toBe(`http://${SUB}.localhost:${plane.port}/.well-known/oauth-protected-resource`);
+    .toContain(`localhost:${plane.port}/.well-known/oauth-protected-resource`);
+  const { body: active } = await plane.admin('GET', `/api/servers/${SUB}`);
+  expect(await page.locator('#prm-url').textContent()).toBe(
+    active.oauth.protectedResourceMetadataUrl,
+  );
   expect(await page.locator('#settings-error').textContent()).toBe('');
   await ui.screenshot('07-settings-oauth-active');
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.oauth.issuer).toBe(as.issuer);

@@ -376,8 +376,9 @@ describe('sdk.http and sdk.db', () => {
     const uncaught = await harness.invoke('await sdk.http({ url: "http://169.254.169.254/" })', {
       onCall,
     });
+    // Not caught, the refusal fails the invocation with its own code (call-failure-codes.ts).
     expect(errorOf(uncaught)).toMatchObject({
-      code: 'ERR_TOOL_ERROR',
+      code: 'ERR_EGRESS_DENIED',
       message: 'destination 169.254.169.254 is not allowed',
     });
   });

@@ -13,6 +13,7 @@
 import { BlockList } from 'node:net';
 import { McphostError } from '../../errors.js';
 import { addressScope, describeRange } from './address-scope.js';
+import { egressAdvice, type EgressAudience } from './egress-advice.js';
 import { coversPort, parseEgressAllowList, type AllowEntry } from './allow-entry.js';
 import { systemHostAddresses, type HostAddresses } from './host-addresses.js';
 import { classifyHost, embeddedIpv4, parseIpv6, type IpLiteral } from './ip-address.js';
@@ -63,6 +64,8 @@ export class EgressPolicy {
   private constructor(
     private readonly entries: readonly AllowEntry[],
     private readonly hostAddresses: HostAddresses,
+    /** Whose traffic this judges: what a refusal tells the reader to change (egress-advice.ts). */
+    private readonly audience: EgressAudience = { kind: 'host' },
   ) {
     const networks = entries.filter((entry): entry is NetworkEntry => entry.kind === 'network');
     this.anyPort = blockListOf(networks.filter((entry) => entry.port === undefined));
@@ -100,15 +103,30 @@ export class EgressPolicy {
   }
 
   /**
-   * This policy plus one server's own `egressAllow` entries (same syntax).
-   * A malformed stored entry fails the call with ERR_CONFIG naming it.
+   * This policy plus more entries (same syntax), refusals worded as this
+   * policy's are: the control plane's own exceptions (loopback in development).
+   * A malformed entry fails the call with ERR_CONFIG naming it.
    */
   withServerAllow(entries: readonly string[]): EgressPolicy {
     if (entries.length === 0) return this;
-    const parsed = parseEgressAllowList(entries, (problem) => {
-      throw new McphostError('ERR_CONFIG', `the server's egressAllow entry ${problem}`);
+    return new EgressPolicy(
+      [...this.entries, ...parseServerAllow(entries)],
+      this.hostAddresses,
+      this.audience,
+    );
+  }
+
+  /**
+   * The policy of `server`'s tool traffic: this one plus the server's own
+   * `egressAllow` entries, its refusals naming that setting first (it takes
+   * effect at once) and EGRESS_ALLOW second. A malformed stored entry fails
+   * the call with ERR_CONFIG naming it.
+   */
+  forServer(server: string, entries: readonly string[]): EgressPolicy {
+    return new EgressPolicy([...this.entries, ...parseServerAllow(entries)], this.hostAddresses, {
+      kind: 'server',
+      server,
     });
-    return new EgressPolicy([...this.entries, ...parsed], this.hostAddresses);
   }
 
   /**
@@ -141,7 +159,7 @@ export class EgressPolicy {
       const otherPort = this.anyPortNetworks.check(view.address, view.type)
         ? ` (an allow entry covers it, but not on port ${port ?? '(unknown)'})`
         : '';
-      return `${view.address} is ${needs}${otherPort}; this host's own, internal and special-purpose addresses need an EGRESS_ALLOW entry`;
+      return `${view.address} is ${needs}${otherPort}${egressAdvice(this.audience, host, port)}`;
     }
     return undefined;
   }
@@ -169,6 +187,13 @@ export class EgressPolicy {
           (entry.kind === 'suffix' && name.endsWith(entry.suffix))),
     );
   }
+}
+
+/** A server's `egressAllow` entries parsed; a malformed one is an ERR_CONFIG naming it. */
+function parseServerAllow(entries: readonly string[]): AllowEntry[] {
+  return parseEgressAllowList(entries, (problem) => {
+    throw new McphostError('ERR_CONFIG', `the server's egressAllow entry ${problem}`);
+  });
 }
 
 /** Lower-cased hostname without a trailing dot or brackets, for comparisons. */

@@ -47,7 +47,7 @@ export class ServerAgents {
     let entry = this.entries.get(key);
     if (entry === undefined) {
       const agent = createGuardedAgent({
-        policy: this.options.policy.withServerAllow(egressAllow),
+        policy: this.options.policy.forServer(server, egressAllow),
         lookup: this.options.lookup,
         connectTimeoutMs: this.options.connectTimeoutMs,
         connectionsPerOrigin: this.options.connectionsPerOrigin,

@@ -33,6 +33,8 @@ export interface AuthMethods {
   password: boolean;
   oidc: { label: string } | null;
   token: boolean;
+  /** Whether any account exists; absent where the control plane does not say. */
+  accounts?: boolean;
 }
 
 /** An account as `GET /api/accounts` lists it (never its password). */

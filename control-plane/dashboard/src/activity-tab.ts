@@ -1,11 +1,13 @@
 /**
  * Pools & activity: the server's warm pools (see `pools-panel.ts`) and the
- * invocation log with filters, headed by the calls refused before any code
+ * invocation log with filters (each row opens to the call's details, see
+ * `invocation-rows.ts`), headed by the calls refused before any code
  * ran, which the log counts per code rather than listing one by one. Both
  * refresh every few seconds while the tab is open.
  */
 import { api, segment } from './api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
+import { createInvocationRows, INVOCATION_COLUMNS } from './invocation-rows.js';
 import { createPoolsPanel } from './pools-panel.js';
 import type { InvocationRecord, RefusalTotal, ToolRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
@@ -57,7 +59,7 @@ export async function renderActivityTab(
     { id: 'filter-limit' },
     ['20', '50', '100', '500'].map((n) => h('option', { value: n }, n)),
   );
-  const logBody = h('tbody');
+  const log = createInvocationRows();
   const refusedSummary = h('p', { class: 'hint', id: 'refused-summary' });
   const refreshLog = async () => {
     const query = new URLSearchParams({ server: sub, limit: limitFilter.value });
@@ -71,24 +73,7 @@ export async function renderActivityTab(
     const shown = invocations.filter(
       (i) => outcomeFilter.value === '' || (outcomeFilter.value === 'ok') === i.ok,
     );
-    replaceChildren(
-      logBody,
-      shown.length === 0
-        ? h('tr', {}, h('td', { colspan: 7 }, 'No invocations match.'))
-        : shown.map((i) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, formatTime(i.at)),
-              h('td', {}, i.kind),
-              h('th', { scope: 'row' }, i.tool),
-              h('td', { class: 'number' }, i.version),
-              h('td', { class: 'number' }, `${Math.round(i.durationMs)} ms`),
-              h('td', {}, i.ok ? 'OK' : 'Failed'),
-              h('td', {}, i.ok ? '' : `${i.errorCode ?? ''} ${i.errorMessage ?? ''}`.trim()),
-            ),
-          ),
-    );
+    log.show(shown);
   };
   for (const filter of [kindFilter, toolFilter, outcomeFilter, limitFilter])
     filter.addEventListener('change', () => void refreshLog());
@@ -101,6 +86,11 @@ export async function renderActivityTab(
       'section',
       { class: 'card', 'aria-labelledby': 'log-heading' },
       h('h2', { id: 'log-heading' }, 'Invocation log'),
+      h(
+        'p',
+        { class: 'hint' },
+        'Open a row for who called, from where, its request id and its console lines.',
+      ),
       h(
         'div',
         { class: 'fields filters' },
@@ -127,12 +117,10 @@ export async function renderActivityTab(
             h(
               'tr',
               {},
-              ['Time', 'Kind', 'Name', 'Version', 'Duration', 'Outcome', 'Error'].map((t) =>
-                h('th', { scope: 'col' }, t),
-              ),
+              INVOCATION_COLUMNS.map((t) => h('th', { scope: 'col' }, t)),
             ),
           ),
-          logBody,
+          log.body,
         ),
       ),
     ),
@@ -142,8 +130,10 @@ export async function renderActivityTab(
     try {
       await Promise.all([pools.refresh(), refreshLog()]);
       updated.textContent = `Refreshed ${new Date().toLocaleTimeString()}; refreshes every ${REFRESH_MS / 1000} s.`;
+      updated.classList.remove('error');
     } catch (failure) {
       updated.textContent = `Refresh failed: ${(failure as Error).message}`;
+      updated.classList.add('error');
     }
   };
   await refresh();

@@ -2,17 +2,12 @@
  * The tool code editor: CodeMirror 6 with JavaScript highlighting, line
  * numbers, bracket matching, and completion of what tool code has in scope
  * (`params.<declared>`, `env.<listed secret>`, the `sdk` members, the web platform,
- * `console`). A syntax error reported by the control plane is marked on its
- * line. Tab is left to the browser so keyboard users can leave the editor.
+ * `console`). Syntax errors are marked while typing (`syntax-check.ts`); one
+ * reported by the control plane (a save, a test run) is marked on its line
+ * and column. Tab is left to the browser so keyboard users can leave the editor.
  * Every editor inside an element can be made read-only at once.
  */
-import {
-  autocompletion,
-  closeBrackets,
-  type Completion,
-  type CompletionContext,
-  type CompletionResult,
-} from '@codemirror/autocomplete';
+import { autocompletion, closeBrackets } from '@codemirror/autocomplete';
 import { javascript, localCompletionSource } from '@codemirror/lang-javascript';
 import {
   bracketMatching,
@@ -26,6 +21,7 @@ import {
   StateEffect,
   StateField,
   type Extension,
+  type Line,
 } from '@codemirror/state';
 import {
   Decoration,
@@ -35,28 +31,33 @@ import {
   lineNumbers,
   type DecorationSet,
 } from '@codemirror/view';
+import { liveSyntaxCheck } from './syntax-check.js';
+import { toolScopeCompletions, type EditorScope } from './tool-completions.js';
 
-/** What the completion offers after `params.` and `env.`; read on every completion. */
-export interface EditorScope {
-  parameters(): string[];
-  secrets(): string[];
-}
+export type { EditorScope };
 
 /** A code editor bound to a label. */
 export interface CodeEditor {
   readonly view: EditorView;
   /** The current text. */
   value(): string;
-  /** Marks `line` (1-based) as erroneous and moves the cursor there; null clears the mark. */
-  markError(line: number | null, message?: string): void;
+  /**
+   * Marks `line` (1-based) as erroneous, `column` (1-based) too when known,
+   * and moves the cursor there; null clears the mark.
+   */
+  markError(line: number | null, message?: string, column?: number): void;
 }
 
 /** Whether an editor accepts typing; switched off for a role that may only read the code. */
 const editability = new Compartment();
 
-const setErrorLine = StateEffect.define<{ line: number; message: string } | null>();
+const setErrorLine = StateEffect.define<{
+  line: number;
+  message: string;
+  column?: number;
+} | null>();
 
-/** Highlights the line a save reported a syntax error on, until the next edit. */
+/** Highlights the line (and column) a save or a run reported an error at, until the next edit. */
 const errorLineField = StateField.define<DecorationSet>({
   create: () => Decoration.none,
   update(decorations, transaction) {
@@ -69,136 +70,26 @@ const errorLineField = StateField.define<DecorationSet>({
       }
       const lineNumber = Math.min(Math.max(effect.value.line, 1), transaction.state.doc.lines);
       const line = transaction.state.doc.line(lineNumber);
+      const at = columnPosition(line, effect.value.column);
       next = Decoration.set([
         Decoration.line({
           class: 'cm-error-line',
           attributes: { title: effect.value.message, 'data-error-line': String(lineNumber) },
         }).range(line.from),
+        ...(at !== undefined && at < line.to
+          ? [
+              Decoration.mark({
+                class: 'cm-error-column',
+                attributes: { 'data-error-column': String(effect.value.column) },
+              }).range(at, at + 1),
+            ]
+          : []),
       ]);
     }
     return next;
   },
   provide: (field) => EditorView.decorations.from(field),
 });
-
-// The names of docs/tool-code.md, so the reference, the completion and the examples agree.
-const SDK_MEMBERS: Completion[] = [
-  {
-    label: 'http',
-    type: 'function',
-    detail: '({method, url, headers?, body?})',
-    info: 'HTTP request through the broker; returns {status(), body(), headers(), json()}.',
-  },
-  {
-    label: 'db',
-    type: 'function',
-    detail: '({type, connection})',
-    info: 'A pg or mysql handle: select, insert, query.',
-  },
-  { label: 'lodash', type: 'namespace', info: 'The lodash library.' },
-  {
-    label: 'content',
-    type: 'namespace',
-    info: 'Builders of MCP content blocks: text, image, audio, resource. Return one or an array.',
-  },
-  {
-    label: 'progress',
-    type: 'function',
-    detail: '(progress, total?, message?)',
-    info: 'A progress notification, when the client asked for progress.',
-  },
-  {
-    label: 'closeStream',
-    type: 'function',
-    detail: '()',
-    info: 'Ends the response carrying this call; a client that can resume (SEP-1699) reconnects for the result.',
-  },
-  {
-    label: 'elicit',
-    type: 'function',
-    detail: '(message, requestedSchema, {key?})',
-    info: 'Asks the calling client for input; resolves with {action, content?}.',
-  },
-  {
-    label: 'sample',
-    type: 'function',
-    detail: '({messages, maxTokens, systemPrompt?}, {key?})',
-    info: "Asks the calling client's model for a completion; resolves with its result.",
-  },
-  {
-    label: 'roots',
-    type: 'function',
-    detail: '({key?})',
-    info: 'Asks the calling client for its roots; resolves with {roots: [{uri, name?}]}.',
-  },
-  {
-    label: 'client',
-    type: 'variable',
-    detail: '{protocolVersion, era, capabilities, info?}',
-    info: 'What the calling client declared (frozen); null in a test run.',
-  },
-];
-const CONTENT_MEMBERS: Completion[] = [
-  { label: 'text', type: 'function', detail: '(text)' },
-  { label: 'image', type: 'function', detail: '(base64, mimeType)' },
-  { label: 'audio', type: 'function', detail: '(base64, mimeType)' },
-  { label: 'resource', type: 'function', detail: '({uri, mimeType?, text | blob})' },
-];
-const CONSOLE_MEMBERS: Completion[] = ['log', 'info', 'warn', 'error', 'debug'].map((label) => ({
-  label,
-  type: 'method',
-}));
-/** The web platform of tool code (made inside its own realm; fetch goes through the broker). */
-const WEB_PLATFORM: Completion[] = [
-  ['fetch', 'function', 'HTTP through the broker; returns a Response.'],
-  ['URL', 'class', 'The WHATWG URL parser.'],
-  ['URLSearchParams', 'class', 'Query strings.'],
-  ['TextEncoder', 'class', 'UTF-8 encoding.'],
-  ['TextDecoder', 'class', 'UTF-8 decoding.'],
-  ['atob', 'function', 'Base64 to a binary string.'],
-  ['btoa', 'function', 'A binary string to base64.'],
-  ['structuredClone', 'function', 'A deep copy.'],
-  ['AbortController', 'class', 'Abort fetch and timers.'],
-  ['AbortSignal', 'class', 'AbortSignal.timeout(ms), AbortSignal.abort().'],
-  ['performance', 'namespace', 'performance.now()'],
-  ['crypto', 'namespace', 'randomUUID(), getRandomValues(), subtle (digest, HMAC).'],
-].map(([label, type, info]) => ({ label: label!, type: type!, info: info! }));
-const TOP_LEVEL: Completion[] = [
-  { label: 'params', type: 'variable', info: 'The arguments of this call.' },
-  { label: 'env', type: 'variable', info: 'The secrets this tool lists, by name.' },
-  {
-    label: 'sdk',
-    type: 'namespace',
-    info: 'http, db, lodash, content, progress, closeStream, elicit, sample, roots, client',
-  },
-  { label: 'console', type: 'namespace', info: 'console.log / console.error are captured.' },
-  ...WEB_PLATFORM,
-];
-
-/** Completes the names tool code has in scope. */
-function toolScopeCompletions(scope: EditorScope) {
-  return (context: CompletionContext): CompletionResult | null => {
-    const member = context.matchBefore(/\b(params|env|sdk\.content|sdk|console)\.[\w$]*$/);
-    if (member) {
-      const object = member.text.slice(0, member.text.lastIndexOf('.'));
-      const from = member.from + object.length + 1;
-      const options: Completion[] =
-        object === 'params'
-          ? scope.parameters().map((label) => ({ label, type: 'property', detail: 'parameter' }))
-          : object === 'env'
-            ? scope.secrets().map((label) => ({ label, type: 'constant', detail: 'secret' }))
-            : object === 'sdk'
-              ? SDK_MEMBERS
-              : object === 'sdk.content'
-                ? CONTENT_MEMBERS
-                : CONSOLE_MEMBERS;
-      return { from, options, validFor: /^[\w$]*$/ };
-    }
-    const word = context.matchBefore(/[\w$]+$/);
-    if (!word && !context.explicit) return null;
-    return { from: word?.from ?? context.pos, options: TOP_LEVEL, validFor: /^[\w$]*$/ };
-  };
-}
 
 /**
  * Creates an editor in `parent`; `label` names it for assistive technology,
@@ -213,8 +104,11 @@ export function createCodeEditor(
     labelledBy?: string;
     describedBy?: string;
     scope: EditorScope;
+    /** Where the first syntax error found while typing is said (emptied when there is none). */
+    syntaxStatus?: HTMLElement;
   },
 ): CodeEditor {
+  const status = options.syntaxStatus;
   const extensions: Extension[] = [
     lineNumbers(),
     highlightActiveLineGutter(),
@@ -226,6 +120,14 @@ export function createCodeEditor(
     javascript(),
     autocompletion({ override: [toolScopeCompletions(options.scope), localCompletionSource] }),
     errorLineField,
+    liveSyntaxCheck(
+      status &&
+        ((first) => {
+          status.textContent = first
+            ? `Syntax error at line ${first.line}, column ${first.column}: ${first.message}.`
+            : '';
+        }),
+    ),
     editability.of([]),
     EditorView.lineWrapping,
     // The page's Content-Security-Policy admits CodeMirror's <style> element by this nonce.
@@ -246,21 +148,28 @@ export function createCodeEditor(
   return {
     view,
     value: () => view.state.doc.toString(),
-    markError(line, message = '') {
+    markError(line, message = '', column) {
       if (line === null) {
         view.dispatch({ effects: setErrorLine.of(null) });
         return;
       }
       const target = view.state.doc.line(Math.min(Math.max(line, 1), view.state.doc.lines));
+      const anchor = Math.min(columnPosition(target, column) ?? target.from, target.to);
       view.dispatch({
         effects: [
-          setErrorLine.of({ line, message }),
-          EditorView.scrollIntoView(target.from, { y: 'center' }),
+          setErrorLine.of({ line, message, column }),
+          EditorView.scrollIntoView(anchor, { y: 'center' }),
         ],
-        selection: { anchor: target.from },
+        selection: { anchor },
       });
     },
   };
+}
+
+/** The document position of `column` (1-based) on `line`; undefined when no column is known. */
+function columnPosition(line: Line, column: number | undefined): number | undefined {
+  if (column === undefined || !Number.isInteger(column) || column < 1) return undefined;
+  return Math.min(line.from + column - 1, line.to);
 }
 
 /** Makes every code editor inside `root` read-only (it can still be focused, read and selected). */

@@ -156,7 +156,7 @@ function renderList(
   }
   const titles = ['Label', 'Starts with', 'Status', 'Created'];
   if (options.showCreatedBy) titles.push('Created by');
-  titles.push('Last used', 'Expires', 'Action');
+  titles.push('Last used', 'Expires');
   replaceChildren(
     area,
     h(
@@ -173,6 +173,7 @@ function renderList(
             'tr',
             {},
             titles.map((title) => h('th', { scope: 'col' }, title)),
+            h('th', { scope: 'col', class: 'actions' }, 'Action'),
           ),
         ),
         h(
@@ -191,7 +192,7 @@ function renderList(
               h('td', {}, item.expiresAt ? formatTime(item.expiresAt) : 'Never'),
               h(
                 'td',
-                {},
+                { class: 'actions' },
                 item.status === 'active'
                   ? h(
                       'button',

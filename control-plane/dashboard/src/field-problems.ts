@@ -55,7 +55,7 @@ export function showSaveError(
     const slot = slotFor(slots, syntax.field);
     const where = `line ${syntax.line}, column ${syntax.column ?? '?'}`;
     if (slot) {
-      slot.editor?.markError(syntax.line, syntax.message);
+      slot.editor?.markError(syntax.line, syntax.message, syntax.column);
       showAt(slot, `Syntax error at ${where}: ${syntax.message}`);
     }
     replaceChildren(
@@ -115,7 +115,7 @@ function slotFor(slots: readonly ProblemSlot[], path: string | undefined): Probl
 }
 
 /** A message ending as a sentence, so the next one reads apart. */
-function sentence(message: string): string {
+export function sentence(message: string): string {
   return /[.!?]$/.test(message) ? message : `${message}.`;
 }
 

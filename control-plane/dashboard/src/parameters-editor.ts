@@ -86,7 +86,8 @@ function buildRow(
   );
   type.value = parameter?.type ?? 'string';
   const required = h('input', { id: `${id}-required`, type: 'checkbox', onchange: onChange });
-  required.checked = parameter?.required ?? true;
+  // A new parameter is optional (as in JSON Schema): required is a choice the author makes.
+  required.checked = parameter?.required ?? false;
   const description = h('input', {
     id: `${id}-description`,
     value: parameter?.description ?? '',

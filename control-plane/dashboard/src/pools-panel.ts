@@ -3,12 +3,14 @@
  * budget (containers by state, queue, starts and evictions in the last minute
  * and hour, its fair share and ceiling), the size of its pools (editable: the
  * server's shared pools, and each tool that has containers of its own), and
- * every pool of the server with its shape. A refresh never overwrites a size
+ * every pool of the server with its shape, and a legend of the terms
+ * (`pool-terms.ts`). A refresh never overwrites a size
  * the operator is typing. Sizes are read-only to those who may not change the server.
  */
 import { api, segment } from './api.js';
 import { announce, h, replaceChildren } from './dom.js';
 import { mayOperate } from './permissions.js';
+import { describeShape, poolTermsLegend } from './pool-terms.js';
 import type { PoolStats } from '../../sandbox/index.js';
 import type { ToolRecord } from '../../store/index.js';
 import type { PoolsAnswer, ServerInfo } from './types.js';
@@ -97,7 +99,7 @@ export function createPoolsPanel(
         operate &&
           h(
             'td',
-            {},
+            { class: 'actions' },
             h(
               'button',
               {
@@ -118,9 +120,9 @@ export function createPoolsPanel(
     const figures = answer.servers.find((entry) => entry.server === sub);
     summary.textContent = figures
       ? `${plural(figures.containers.total, 'container')} (${figures.containers.warm} warm, ${figures.containers.busy} busy, ${figures.containers.warming} starting), ${figures.queued} queued · ` +
-        `starts ${figures.starts.lastMinute} in the last minute, ${figures.starts.lastHour} in the hour · ` +
-        `evicted ${figures.evictions.lastMinute} / ${figures.evictions.lastHour} · ` +
-        `fair share ${figures.share.fair} of ${answer.budget.maxTotal}, at most ${figures.share.ceiling}` +
+        `started ${figures.starts.lastMinute} in the last minute, ${figures.starts.lastHour} in the hour · ` +
+        `evicted ${figures.evictions.lastMinute} in the last minute, ${figures.evictions.lastHour} in the hour · ` +
+        `fair share ${figures.share.fair} of the machine's ${answer.budget.maxTotal}, at most ${figures.share.ceiling}` +
         (figures.share.maxContainers === null ? '' : ' (set by an admin)')
       : `No containers yet: the first call starts one (budget ${answer.budget.used} of ${answer.budget.maxTotal} in use).`;
     replaceChildren(poolBody, mine.map(poolRow));
@@ -167,9 +169,8 @@ export function createPoolsPanel(
           h(
             'tr',
             {},
-            ['Pools of', 'Min kept', 'Max size']
-              .concat(operate ? ['Action'] : [])
-              .map((t) => h('th', { scope: 'col' }, t)),
+            ['Pools of', 'Min kept', 'Max size'].map((t) => h('th', { scope: 'col' }, t)),
+            operate ? h('th', { scope: 'col', class: 'actions' }, 'Action') : null,
           ),
         ),
         sizeBody,
@@ -203,6 +204,7 @@ export function createPoolsPanel(
         poolBody,
       ),
     ),
+    poolTermsLegend(),
   );
   return { element, refresh };
 }
@@ -211,8 +213,25 @@ function poolRow(pool: PoolStats): HTMLTableRowElement {
   return h(
     'tr',
     {},
-    h('th', { scope: 'row' }, pool.tool ?? '(shared)'),
-    h('td', {}, pool.shape),
+    h(
+      'th',
+      { scope: 'row' },
+      pool.tool ?? '(shared)',
+      // The pool keeps its last failure, however old: a warning to read, not a state.
+      pool.lastError
+        ? h(
+            'div',
+            { class: 'warnings pool-error' },
+            `Last start or runner failure: ${pool.lastError}`,
+          )
+        : null,
+    ),
+    h(
+      'td',
+      { class: 'shape' },
+      h('code', {}, pool.shape),
+      h('div', { class: 'hint' }, describeShape(pool.shape)),
+    ),
     ...(['warm', 'busy', 'warming', 'total', 'queued', 'started', 'adopted'] as const).map((key) =>
       h('td', { class: 'number' }, String(pool[key])),
     ),

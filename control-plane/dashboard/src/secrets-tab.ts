@@ -90,9 +90,8 @@ export async function renderSecretsTab(panel: HTMLElement, server: ServerInfo): 
               h(
                 'tr',
                 {},
-                ['Name', 'Updated']
-                  .concat(operate ? ['Action'] : [])
-                  .map((title) => h('th', { scope: 'col' }, title)),
+                ['Name', 'Updated'].map((title) => h('th', { scope: 'col' }, title)),
+                operate ? h('th', { scope: 'col', class: 'actions' }, 'Action') : null,
               ),
             ),
             h(
@@ -107,7 +106,7 @@ export async function renderSecretsTab(panel: HTMLElement, server: ServerInfo): 
                   operate &&
                     h(
                       'td',
-                      {},
+                      { class: 'actions' },
                       h(
                         'button',
                         {

@@ -7,6 +7,7 @@
 import { ApiError, api, segment } from './api.js';
 import { announce, confirmDialog, h, replaceChildren } from './dom.js';
 import { mayAdminister } from './permissions.js';
+import { renderMcpAddresses } from './mcp-addresses.js';
 import { currentPrincipal } from './session.js';
 import type { ServerInfo } from './types.js';
 
@@ -45,7 +46,8 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
             ...(name.value.trim() ? { name: name.value.trim() } : {}),
           });
           announce(`Server ${created.subdomain} created.`);
-          location.hash = `#/servers/${segment(created.subdomain)}/settings`;
+          // A new server has nothing to serve yet: its first tool is the next step.
+          location.hash = `#/servers/${segment(created.subdomain)}/tools`;
         } catch (error) {
           createError.textContent = (error as Error).message;
           subdomain.focus();
@@ -90,7 +92,7 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
           ? h('div', { class: 'hint' }, server.name)
           : null,
       ),
-      h('td', { class: 'address' }, server.mcpUrl),
+      h('td', { class: 'address' }, renderMcpAddresses(server)),
       h('td', {}, SECURITY_WORDS[server.securityMode] ?? server.securityMode),
       h('td', {}, server.active ? 'Active' : 'Inactive'),
       h('td', { class: 'number' }, server.toolCount),
@@ -132,7 +134,7 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
           { class: 'table-wrap' },
           h(
             'table',
-            {},
+            { class: 'servers' },
             h('caption', { class: 'visually-hidden' }, 'Hosted servers'),
             h(
               'thead',
@@ -140,9 +142,10 @@ export async function renderServerList(main: HTMLElement): Promise<void> {
               h(
                 'tr',
                 {},
-                ...['Subdomain', 'MCP address', 'Security', 'Status', 'Tools']
-                  .concat(administer ? ['Actions'] : [])
-                  .map((title) => h('th', { scope: 'col' }, title)),
+                ['Subdomain', 'MCP address', 'Security', 'Status', 'Tools'].map((title) =>
+                  h('th', { scope: 'col' }, title),
+                ),
+                administer ? h('th', { scope: 'col', class: 'actions' }, 'Actions') : null,
               ),
             ),
             h('tbody', {}, rows),

@@ -8,6 +8,7 @@ import { api, segment } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { renderActivityTab } from './activity-tab.js';
 import { renderApiKeysTab } from './api-keys-tab.js';
+import { mcpAddresses, renderMcpAddresses } from './mcp-addresses.js';
 import { mayAdminister } from './permissions.js';
 import { renderPromptsTab } from './prompts-tab.js';
 import { renderResourcesTab } from './resources-tab.js';
@@ -60,7 +61,12 @@ export async function renderServerPage(
     h(
       'p',
       { class: 'meta' },
-      h('span', {}, 'MCP address: ', h('code', {}, server.mcpUrl)),
+      h(
+        'span',
+        { class: 'meta-addresses' },
+        mcpAddresses(server).length > 1 ? 'MCP addresses: ' : 'MCP address: ',
+        renderMcpAddresses(server),
+      ),
       h('span', { id: 'server-active-label' }, activeLabel(server)),
       h('span', { id: 'server-mode-label' }, modeLabel(server)),
     ),

@@ -5,11 +5,17 @@
  * the admin token for setting up and recovery. One form holds both
  * credentials with one Sign in button: the account's when it is filled in,
  * else the token. Failures are said plainly and the field keeps focus.
+ * The first field focused is the one likely to be used: the admin token
+ * while no account exists (or this browser has only ever signed in with it),
+ * the e-mail once this browser signed in with an account.
  */
 import { ApiError, api, forgetToken, storeToken } from './api.js';
 import { h, replaceChildren } from './dom.js';
 import { fetchAuthMethods, startSession } from './session.js';
-import type { SessionAnswer } from './account-types.js';
+import type { AuthMethods, SessionAnswer } from './account-types.js';
+
+/** Which way this browser last signed in ("password" or "token"); not a credential. */
+const LAST_METHOD_KEY = 'mcphost.lastSignInMethod';
 
 /** What the screen shows: a notice (why the user is here, a failed single sign-on) and what to do once signed in. */
 export interface SignInOptions {
@@ -95,6 +101,7 @@ export async function renderSignIn(main: HTMLElement, options: SignInOptions): P
         startSession(await api<SessionAnswer>('GET', '/api/session', undefined, adminToken));
         storeToken(adminToken);
       }
+      rememberMethod(account ? 'password' : 'token');
     } catch (error) {
       password.value = '';
       refuse(
@@ -164,7 +171,39 @@ export async function renderSignIn(main: HTMLElement, options: SignInOptions): P
     button,
   );
   replaceChildren(main, form);
-  (methods.password ? email : token).focus();
+  (firstMethod(methods) === 'password' ? email : token).focus();
+}
+
+/**
+ * The way to sign in whose field gets focus: the only one offered; else the
+ * token while no account exists; else the way this browser last used; else
+ * the e-mail where accounts are known to exist, the token where nothing is
+ * known (a first start, where the admin token is all there is).
+ */
+function firstMethod(methods: AuthMethods): 'password' | 'token' {
+  if (!methods.token) return 'password';
+  if (!methods.password || methods.accounts === false) return 'token';
+  const last = readMethod();
+  if (last !== undefined) return last;
+  return methods.accounts === true ? 'password' : 'token';
+}
+
+function readMethod(): 'password' | 'token' | undefined {
+  try {
+    const value = localStorage.getItem(LAST_METHOD_KEY);
+    return value === 'password' || value === 'token' ? value : undefined;
+  } catch {
+    // Storage refused (a privacy setting): nothing is known.
+    return undefined;
+  }
+}
+
+function rememberMethod(method: 'password' | 'token'): void {
+  try {
+    localStorage.setItem(LAST_METHOD_KEY, method);
+  } catch {
+    // Storage refused: the next visit guesses again.
+  }
 }
 
 /** The link's text: the configured label, said as an action when it is only a name ("Acme" → "Sign in with Acme"). */

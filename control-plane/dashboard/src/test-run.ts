@@ -11,13 +11,25 @@ import { h, prettyJson } from './dom.js';
 import { exampleOf } from './schema-example.js';
 import { renderTryForm, showAnswer } from './try-panel.js';
 import type { ToolParameter, ToolRecord } from '../../store/index.js';
+import type { OutcomeError } from '../../sandbox/index.js';
 import type { TestRunAnswer } from './types.js';
 
 /** What the panel reads of a saved tool. */
 export type RunnableTool = Pick<ToolRecord, 'name' | 'parameters' | 'inputSchema'>;
 
+/** What the editor around the panel does with an answer. */
+export interface TestRunHooks {
+  /** Told a failed run's error (with its line and column in the code, when it has them). */
+  onError?(error: OutcomeError): void;
+}
+
 /** Renders the panel for the saved declarations of `tool` into `section`. */
-export function renderTestRun(section: HTMLElement, subdomain: string, tool: RunnableTool): void {
+export function renderTestRun(
+  section: HTMLElement,
+  subdomain: string,
+  tool: RunnableTool,
+  hooks: TestRunHooks = {},
+): void {
   const fields = tool.inputSchema
     ? schemaArguments(tool.inputSchema)
     : declaredArguments(tool.parameters);
@@ -29,7 +41,8 @@ export function renderTestRun(section: HTMLElement, subdomain: string, tool: Run
     fields: fields.elements,
     path: `/api/servers/${segment(subdomain)}/tools/${segment(tool.name)}/invoke`,
     body: () => ({ params: fields.collect() }),
-    show: (output, result) =>
+    show: (output, result) => {
+      if (!result.ok) hooks.onError?.(result.error);
       showAnswer(output, result, {
         outcomeId: 'run-outcome',
         headline: `${result.ok ? 'Succeeded' : 'Failed'} in ${result.durationMs} ms (version ${result.version})`,
@@ -43,7 +56,8 @@ export function renderTestRun(section: HTMLElement, subdomain: string, tool: Run
         ],
         logs: result.logs,
         logsHeadingId: 'run-logs-heading',
-      }),
+      });
+    },
     announcement: (result) =>
       result.ok ? `Run finished in ${result.durationMs} ms.` : 'Run failed.',
   });

@@ -3,15 +3,18 @@
  * declarations or a JSON Schema), output schema, behaviour hints, the secret
  * names the tool uses, limits. Save sends the whole definition; a syntax
  * error comes back with its line and is marked there, a schema problem with
- * its path at its field, and nothing is saved. Below: the test-run panel and
+ * its path at its field, and nothing is saved. Syntax errors are marked while
+ * typing too, and a listed secret without a value is said under its field.
+ * Below: the test-run panel (a failed run's position marked in the code) and
  * the version history.
  */
 import { segment } from './api.js';
 import { createCodeEditor, type CodeEditor } from './code-editor.js';
 import { h, replaceChildren } from './dom.js';
 import { renderEditorPage } from './editor-page.js';
-import { listProblems, syntaxProblem, validationProblems } from './field-problems.js';
+import { listProblems, sentence, syntaxProblem, validationProblems } from './field-problems.js';
 import { createHintsFields } from './hints-fields.js';
+import { fetchSecretNames, missingSecrets, missingSecretsNote } from './missing-secrets.js';
 import { createSchemaFields, type SchemaFields } from './schema-fields.js';
 import { renderTestRun } from './test-run.js';
 import { fetchTool } from './tools-tab.js';
@@ -31,8 +34,10 @@ export async function renderToolEditor(
   name: string,
 ): Promise<void> {
   // GET answers a saved tool with the limits it runs with now (admin/limit-ceilings.ts).
-  const tool = (await fetchTool(server.subdomain, name)) as
-    WithEffectiveLimits<ToolRecord> | undefined;
+  const [tool, secretNamesSet] = await Promise.all([
+    fetchTool(server.subdomain, name) as Promise<WithEffectiveLimits<ToolRecord> | undefined>,
+    fetchSecretNames(server.subdomain),
+  ]);
 
   const description = h('textarea', { id: 'tool-description', rows: 2 });
   description.value = tool?.description ?? '';
@@ -40,7 +45,7 @@ export async function renderToolEditor(
     id: 'tool-secrets',
     value: (tool?.secrets ?? []).join(', '),
     autocomplete: 'off',
-    'aria-describedby': 'tool-secrets-help',
+    'aria-describedby': 'tool-secrets-help tool-secrets-missing',
   });
   const timeout = h('input', {
     id: 'tool-timeout',
@@ -61,13 +66,24 @@ export async function renderToolEditor(
   const schemas = createSchemaFields(tool);
   const hints = createHintsFields(tool);
   const secretNames = () => secrets.value.split(/[\s,]+/).filter((s) => s !== '');
+  // Said as the names are typed: a listed secret the server has no value for.
+  const missing = h('p', { id: 'tool-secrets-missing', class: 'warnings', role: 'status' });
+  const showMissing = () =>
+    replaceChildren(
+      missing,
+      missingSecretsNote(server.subdomain, missingSecrets(secretNames(), secretNamesSet)),
+    );
+  secrets.addEventListener('input', showMissing);
+  showMissing();
 
   const editorHost = h('div', { class: 'code-editor' });
+  const syntaxStatus = h('p', { id: 'code-syntax', class: 'error', role: 'status' });
   const editor = createCodeEditor(editorHost, {
     doc: tool?.code ?? STARTER_CODE,
     label: 'Code',
-    describedBy: 'code-help',
+    describedBy: 'code-help code-syntax',
     scope: { parameters: () => schemas.parameterNames(), secrets: secretNames },
+    syntaxStatus,
   });
 
   await renderEditorPage(panel, {
@@ -90,6 +106,7 @@ export async function renderToolEditor(
         { class: 'field' },
         h('span', { class: 'label', id: 'code-label' }, 'Code'),
         editorHost,
+        syntaxStatus,
         h(
           'span',
           { id: 'code-help', class: 'hint' },
@@ -108,6 +125,7 @@ export async function renderToolEditor(
           { id: 'tool-secrets-help', class: 'hint' },
           'Secret names, separated by commas; the tool sees them as env.NAME. Set values on the Secrets tab.',
         ),
+        missing,
       ),
       h(
         'div',
@@ -157,7 +175,13 @@ export async function renderToolEditor(
     tryPanel: {
       title: 'Test run',
       unsavedHint: 'Save the tool to run it.',
-      render: (section, saved) => renderTestRun(section, server.subdomain, saved),
+      // A run's error with a position (syntax, or a throw) is marked in the code too.
+      render: (section, saved) =>
+        renderTestRun(section, server.subdomain, saved, {
+          onError: (error) => {
+            if (error.line !== undefined) editor.markError(error.line, error.message, error.column);
+          },
+        }),
     },
     reload: () => void renderToolEditor(panel, server, name),
   });
@@ -202,7 +226,7 @@ function showToolSaveError(
 ): void {
   const syntax = syntaxProblem(error);
   if (syntax) {
-    editor.markError(syntax.line, (error as Error).message);
+    editor.markError(syntax.line, (error as Error).message, syntax.column);
     replaceChildren(
       errorBox,
       h(
@@ -210,7 +234,7 @@ function showToolSaveError(
         {},
         h('strong', {}, `Syntax error at line ${syntax.line}`),
         `, column ${syntax.column ?? '?'}: `,
-        syntax.message,
+        sentence(syntax.message),
         ' Nothing was saved.',
       ),
     );

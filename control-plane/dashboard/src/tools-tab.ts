@@ -1,10 +1,12 @@
 /**
  * The Tools tab: the server's tools (name, description, version, update
- * time) and, for those who may change them, a form to start a new one; with
+ * time; a secret it lists without a value is said under its name) and,
+ * for those who may change them, a form to start a new one; with
  * a tool name in the URL it opens the editor instead.
  */
 import { api, ApiError, segment } from './api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
+import { fetchSecretNames, missingSecrets, missingSecretsNote } from './missing-secrets.js';
 import { mayOperate } from './permissions.js';
 import { renderToolEditor } from './tool-editor.js';
 import type { ToolRecord } from '../../store/index.js';
@@ -20,10 +22,10 @@ export async function renderToolsTab(
     await renderToolEditor(panel, server, toolName);
     return;
   }
-  const { tools } = await api<{ tools: ToolRecord[] }>(
-    'GET',
-    `/api/servers/${segment(server.subdomain)}/tools`,
-  );
+  const [{ tools }, secretNames] = await Promise.all([
+    api<{ tools: ToolRecord[] }>('GET', `/api/servers/${segment(server.subdomain)}/tools`),
+    fetchSecretNames(server.subdomain),
+  ]);
   const newName = h('input', {
     id: 'new-tool-name',
     name: 'toolName',
@@ -63,7 +65,13 @@ export async function renderToolsTab(
     panel,
     h('h2', {}, 'Tools'),
     tools.length === 0
-      ? h('p', {}, 'No tools yet.')
+      ? h(
+          'p',
+          {},
+          mayOperate(server.subdomain)
+            ? 'No tools yet. Name the first one below, then write its code.'
+            : 'No tools yet.',
+        )
       : h(
           'div',
           { class: 'table-wrap' },
@@ -99,6 +107,12 @@ export async function renderToolsTab(
                       },
                       tool.name,
                     ),
+                    warningOf(
+                      missingSecretsNote(
+                        server.subdomain,
+                        missingSecrets(tool.secrets, secretNames),
+                      ),
+                    ),
                   ),
                   h('td', {}, tool.description),
                   h('td', {}, tool.parameters.map((p) => p.name).join(', ') || '—'),
@@ -111,6 +125,11 @@ export async function renderToolsTab(
         ),
     mayOperate(server.subdomain) ? newForm : null,
   );
+}
+
+/** A note under a tool's name, in the warning colour; nothing for no note. */
+function warningOf(note: HTMLElement | null): HTMLElement | null {
+  return note && h('div', { class: 'warnings' }, note);
 }
 
 /** The saved tool, or undefined when it does not exist yet. */

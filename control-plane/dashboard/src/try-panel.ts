@@ -101,6 +101,9 @@ export function showAnswer<A extends TryAnswer>(
           h('strong', {}, answer.error.code),
           ': ',
           answer.error.message,
+          answer.error.line === undefined
+            ? ''
+            : ` (at line ${answer.error.line}, column ${answer.error.column ?? '?'})`,
         ),
     view.logs ? consoleLines(view.logs, view.logsHeadingId) : null,
   );

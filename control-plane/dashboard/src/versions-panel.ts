@@ -54,9 +54,8 @@ export async function renderVersionHistory(
           h(
             'tr',
             {},
-            ['Version', 'Saved', 'Description', 'Action'].map((title) =>
-              h('th', { scope: 'col' }, title),
-            ),
+            ['Version', 'Saved', 'Description'].map((title) => h('th', { scope: 'col' }, title)),
+            h('th', { scope: 'col', class: 'actions' }, 'Action'),
           ),
         ),
         h(
@@ -71,7 +70,7 @@ export async function renderVersionHistory(
               h('td', {}, version.description),
               h(
                 'td',
-                {},
+                { class: 'actions' },
                 version.version === newest
                   ? 'current'
                   : !canRollBack
