@@ -43,11 +43,25 @@ const SHOWN_ELSEWHERE = new Set([
   'component',
 ]);
 
-/** A value as `key=value` shows it: bare when unambiguous, else JSON. */
+/**
+ * Text with every control character escaped (`\x1b` → `\u001b`): a logged
+ * value may come from a tenant (a tool's error, a client's name), and a raw
+ * escape sequence would act on the operator's terminal.
+ */
+function printable(text: string): string {
+  return text.replace(
+    // eslint-disable-next-line no-control-regex -- control characters are what it finds
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** A value as `key=value` shows it: bare when unambiguous, else JSON (which escapes controls). */
 function valueText(value: unknown): string {
-  if (typeof value === 'string') return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  if (typeof value === 'string')
+    return /^[^\s"=]+$/.test(value) ? printable(value) : JSON.stringify(value);
   if (typeof value === 'object' && value !== null) return JSON.stringify(value);
-  return String(value);
+  return printable(String(value));
 }
 
 /** `HH:MM:SS.mmm` in local time: what the clock on the reader's wall says. */
@@ -64,7 +78,7 @@ function stackText(error: unknown): string | undefined {
   if (typeof stack !== 'string') return undefined;
   return stack
     .split('\n')
-    .map((line) => `    ${line}`)
+    .map((line) => `    ${printable(line)}`)
     .join('\n');
 }
 
@@ -76,18 +90,20 @@ export function readableLine(json: string, options: { colour: boolean }): string
   let record: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(json);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return json;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      return printable(json);
+    }
     record = parsed as Record<string, unknown>;
   } catch {
-    return json;
+    return printable(json);
   }
   const level = typeof record.level === 'number' ? record.level : 30;
   const name = LEVEL_NAMES[level] ?? String(record.level).padEnd(5);
   const colour = LEVEL_COLOURS[level];
   const levelText = options.colour && colour !== undefined ? `\x1b[${colour}m${name}\x1b[0m` : name;
   const parts = [clockText(record.time), levelText];
-  if (typeof record.component === 'string') parts.push(`[${record.component}]`);
-  if (typeof record.msg === 'string' && record.msg !== '') parts.push(record.msg);
+  if (typeof record.component === 'string') parts.push(`[${printable(record.component)}]`);
+  if (typeof record.msg === 'string' && record.msg !== '') parts.push(printable(record.msg));
   let stack: string | undefined;
   for (const [key, value] of Object.entries(record)) {
     if (SHOWN_ELSEWHERE.has(key) || value === undefined) continue;
@@ -98,7 +114,7 @@ export function readableLine(json: string, options: { colour: boolean }): string
       parts.push(`err=${valueText(typeof message === 'string' ? message : value)}`);
       continue;
     }
-    parts.push(`${key}=${valueText(value)}`);
+    parts.push(`${printable(key)}=${valueText(value)}`);
   }
   return `${parts.join(' ')}\n${stack === undefined ? '' : `${stack}\n`}`;
 }

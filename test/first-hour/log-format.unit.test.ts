@@ -110,4 +110,22 @@ describe('readableLine', () => {
     expect(readableLine(json, { colour: false })).toMatch(/WARN {2}retry err="no route"\n$/);
     expect(readableLine('not json', { colour: false })).toBe('not json');
   });
+
+  it('never hands a terminal a control character a tenant put in a logged value', () => {
+    const hostile = '\x1b]0;owned\x07\x1b[2J';
+    const json = JSON.stringify({
+      level: 50,
+      time: 0,
+      msg: `tool failed ${hostile}`,
+      component: hostile,
+      tool: hostile,
+      [`k${hostile}`]: 1,
+      err: { message: hostile, stack: `Error: ${hostile}\n    at x` },
+    });
+    const line = readableLine(json, { colour: false });
+    // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+    expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(line).toContain('\\u001b]0;owned\\u0007');
+    expect(readableLine(`raw ${hostile}`, { colour: false })).not.toContain('\x1b');
+  });
 });
