@@ -65,7 +65,8 @@ describe('metrics', () => {
       result: 42,
     });
     const denied = await plane.admin('POST', '/api/servers/ops/tools/metadata/invoke', {});
-    expect(denied.body.error.code).toBe('ERR_TOOL_ERROR');
+    // The tool did not catch the broker's refusal: the call fails with its code.
+    expect(denied.body.error.code).toBe('ERR_EGRESS_DENIED');
     expect(denied.body.error.message).toMatch(/cloud metadata/);
     expect(
       (
@@ -81,7 +82,7 @@ describe('metrics', () => {
       /mcphost_invocations_total\{server="ops",tool="ok",outcome="ok",kind="tool"\} 1/,
     );
     expect(text).toMatch(
-      /mcphost_invocations_total\{server="ops",tool="metadata",outcome="ERR_TOOL_ERROR",kind="tool"\} 1/,
+      /mcphost_invocations_total\{server="ops",tool="metadata",outcome="ERR_EGRESS_DENIED",kind="tool"\} 1/,
     );
     expect(text).toMatch(
       /mcphost_broker_requests_total\{operation="http",outcome="ERR_EGRESS_DENIED"\} 1/,
