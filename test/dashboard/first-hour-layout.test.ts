@@ -166,7 +166,14 @@ it('copies with the copy command where the Clipboard API refuses (plain HTTP on 
  * the heading's text ends. Returns how many rows were checked.
  */
 async function checkActionColumns(): Promise<number> {
-  const report = await page.evaluate(() => {
+  const report = await actionColumnReport();
+  expect(report.problems).toEqual([]);
+  return report.rows;
+}
+
+/** Each table's Actions column as laid out now: what is wrong with it, and its rows. */
+function actionColumnReport(): Promise<{ problems: string[]; rows: number }> {
+  return page.evaluate(() => {
     const problems: string[] = [];
     let rows = 0;
     for (const table of Array.from(document.querySelectorAll('table'))) {
@@ -208,8 +215,6 @@ async function checkActionColumns(): Promise<number> {
     }
     return { problems, rows };
   });
-  expect(report.problems).toEqual([]);
-  return report.rows;
 }
 
 it('aligns the action columns: the heading over its buttons, at the right edge', async () => {
@@ -217,9 +222,18 @@ it('aligns the action columns: the heading over its buttons, at the right edge',
   await page.goto(`${plane.adminUrl}/#/`);
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
   expect(await checkActionColumns()).toBeGreaterThanOrEqual(2);
-  for (const tab of ['secrets', 'apikeys', 'activity']) {
+  const tabHeadings: Record<string, string> = {
+    secrets: 'Secrets',
+    apikeys: 'API keys',
+    activity: 'Invocation log',
+  };
+  for (const [tab, heading] of Object.entries(tabHeadings)) {
     await page.goto(`${plane.adminUrl}/#/servers/${SUB}/${tab}`);
-    await page.locator('table').first().waitFor();
+    // A route change renders after the hash moves: wait for this tab, then for its rows.
+    await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+    await expect
+      .poll(async () => (await actionColumnReport()).rows, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(1);
     expect(await checkActionColumns(), tab).toBeGreaterThanOrEqual(1);
     await screenshot(page, `actions-${tab}-desktop`);
   }
