@@ -6,13 +6,7 @@
  * over real HTTP.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -29,6 +23,7 @@ import {
 } from '../support/loopback-server.js';
 import { postInitialize } from '../support/mcp-requests.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import { MemoryOAuthClient } from '../support/memory-oauth-client.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 
 let plane: TestControlPlane;
@@ -38,46 +33,6 @@ let metadata: Record<string, unknown>;
 
 const SUB = 'secure';
 const resource = () => plane.mcpUrl(SUB).href;
-
-/** An in-memory OAuth client, as an MCP client application keeps one. */
-class MemoryOAuthClient implements OAuthClientProvider {
-  information?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  readonly redirectUrl = 'http://127.0.0.1/callback';
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'mcphost test client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-      scope: 'mcp:tools',
-    };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 async function postMcp(headers: Record<string, string>, path = '/mcp') {
   return postInitialize(new URL(path, plane.mcpUrl(SUB)), headers);
