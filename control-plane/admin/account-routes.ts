@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { hashPassword, passwordSchema } from '../accounts/index.js';
 import { McphostError } from '../errors.js';
-import { parseInput, sendJson } from '../http/index.js';
+import { parseInput, sendJson, sendNoContent } from '../http/index.js';
 import { emailSchema, roleSchema, subdomainSchema, type AccountPatch } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { accountView, snapshots } from './audit-snapshots.js';
@@ -146,7 +146,7 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
   const remove = { permission: 'own', audit: { action: 'account.delete', before } } as const;
   router.add('DELETE', '/api/accounts/:id', remove, async ({ res, params }) => {
     await store.deleteAccount(params.id!);
-    res.writeHead(204).end();
+    sendNoContent(res);
   });
 
   // An owner sees and revokes anyone's personal tokens: after an intrusion, or for a person
@@ -172,7 +172,7 @@ export function addAccountRoutes(router: AdminRouter, context: AdminContext): vo
     async ({ res, params }) => {
       await requireAccount(params.id!);
       await store.revokeCredential({ kind: 'personal', accountId: params.id! }, params.tokenId!);
-      res.writeHead(204).end();
+      sendNoContent(res);
     },
   );
 
@@ -223,6 +223,6 @@ function addPersonalTokenRoutes(router: AdminRouter, context: AdminContext): voi
   router.add('DELETE', '/api/me/tokens/:id', revoke, async (route) => {
     const accountId = accountIdOf(principalOf(route));
     await store.revokeCredential({ kind: 'personal', accountId }, route.params.id!);
-    route.res.writeHead(204).end();
+    sendNoContent(route.res);
   });
 }

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMcphostError, McphostError } from '../errors.js';
-import { keepSentBody, sendError, sendJson, sentBodyOf } from '../http/index.js';
+import { holdAnswer, releaseHeldAnswer, sendError, sendJson, writeAnswer } from '../http/index.js';
 import { setRoute } from '../http/index.js';
 import { Router, type RouteEntry } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
@@ -247,31 +247,39 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       // Public routes (sign-ins) write their own entries: they know who tried.
       const audited = rule.audit !== undefined && principal !== undefined;
       const before = audited && rule.audit?.before ? await rule.audit.before(params) : undefined;
-      if (audited) keepSentBody(res);
+      // An audited write's answer waits for its entry: an answer sent always has its entry.
+      if (audited) holdAnswer(res);
       try {
         await match.handler({ req, res, url, params, principal });
       } catch (error) {
+        if (audited) releaseHeldAnswer(res);
         // A handler's own refusal (an operator naming another server in a filter) is a refusal too.
         if (principal !== undefined && isMcphostError(error, 'ERR_FORBIDDEN')) {
           await recordRefusal(principal, error);
         }
         throw error;
       }
-      if (audited && res.statusCode < 400) {
-        const answer = sentBodyOf(res);
-        await context.audit.record(req, principal!, {
-          action: rule.audit!.action,
-          server: params.sub ?? rule.audit!.server?.(answer) ?? null,
-          target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
-          outcome: 'ok',
-          before,
-          after:
-            answer === undefined
-              ? undefined
-              : rule.audit!.after
-                ? rule.audit!.after(answer)
-                : answer,
-        });
+      if (audited) {
+        const held = releaseHeldAnswer(res);
+        // A handler that wrote its answer itself (none does) is audited after it.
+        const status = held?.status ?? res.statusCode;
+        if (status < 400) {
+          const answer = held?.body;
+          await context.audit.record(req, principal!, {
+            action: rule.audit!.action,
+            server: params.sub ?? rule.audit!.server?.(answer) ?? null,
+            target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
+            outcome: 'ok',
+            before,
+            after:
+              answer === undefined
+                ? undefined
+                : rule.audit!.after
+                  ? rule.audit!.after(answer)
+                  : answer,
+          });
+        }
+        if (held !== undefined) writeAnswer(res, held);
       }
     } catch (error) {
       if (res.headersSent) {

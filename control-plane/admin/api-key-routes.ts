@@ -6,7 +6,7 @@
  * notification on other replicas. Keys may be made before the server is
  * switched to API-key mode, so clients can be given theirs first.
  */
-import { sendJson } from '../http/index.js';
+import { sendJson, sendNoContent } from '../http/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { credentialView, issueCredential, NewCredentialBody } from './credential-views.js';
 import { auditActorOf, idOfAnswer, principalOf, type AdminRouter } from './permissions.js';
@@ -50,6 +50,6 @@ export function addApiKeyRoutes(router: AdminRouter, context: AdminContext): voi
   router.add('DELETE', `${path}/:id`, revoke, async ({ res, params }) => {
     await requireServer(context, params.sub!);
     await store.revokeCredential({ kind: 'apikey', subdomain: params.sub! }, params.id!);
-    res.writeHead(204).end();
+    sendNoContent(res);
   });
 }

@@ -9,7 +9,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isMcphostError, McphostError, publicErrorOf } from '../errors.js';
 import type { McphostErrorCode } from '../errors.js';
-import { clientAddressFromHeaders, parseInput, requestIdOf, sendJson } from '../http/index.js';
+import {
+  clientAddressFromHeaders,
+  parseInput,
+  requestIdOf,
+  sendJson,
+  sendNoContent,
+} from '../http/index.js';
 import {
   ENTRY_KINDS,
   ENTRY_SPECS,
@@ -75,7 +81,7 @@ function addKindRoutes(router: AdminRouter, context: AdminContext, kind: EntryKi
     await requireEntry(context, kind, params.sub!, params.name!);
     await store.deleteEntry(kind, params.sub!, params.name!);
     await context.cache.settled();
-    res.writeHead(204).end();
+    sendNoContent(res);
   });
 
   router.add('GET', `${path}/:name/versions`, read, async ({ res, params }) => {

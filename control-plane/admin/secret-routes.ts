@@ -3,7 +3,7 @@
  * out, values never do.
  */
 import { McphostError } from '../errors.js';
-import { sendJson } from '../http/index.js';
+import { sendJson, sendNoContent } from '../http/index.js';
 import { parseInput } from '../http/index.js';
 import { secretNameSchema } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
@@ -56,7 +56,7 @@ export function addSecretRoutes(router: AdminRouter, context: AdminContext): voi
       }
       await store.deleteSecret(params.sub!, params.name!);
       await context.cache.settled();
-      res.writeHead(204).end();
+      sendNoContent(res);
     },
   );
 }

@@ -4,7 +4,7 @@
  * fails, the answer is 422 naming what is wrong and nothing is saved; so is
  * a container runtime the sandbox engine lacks.
  */
-import { sendJson } from '../http/index.js';
+import { sendJson, sendNoContent } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import { missingRuntimeMessage } from '../sandbox/index.js';
 import { credentialStatus } from '../auth/index.js';
@@ -135,7 +135,7 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     await requireServer(context, params.sub!);
     await store.deleteServer(params.sub!);
     await context.cache.settled();
-    res.writeHead(204).end();
+    sendNoContent(res);
   });
 }
 

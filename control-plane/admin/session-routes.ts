@@ -18,7 +18,13 @@ import {
 } from '../accounts/index.js';
 import type { OidcIdentity } from '../accounts/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
-import { clientAddressFromHeaders, clientNetworkOf, sendError, sendJson } from '../http/index.js';
+import {
+  clientAddressFromHeaders,
+  clientNetworkOf,
+  sendError,
+  sendJson,
+  sendNoContent,
+} from '../http/index.js';
 import { emailSchema, type AccountRecord, type AuditActor } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
 import { accountPrincipal } from './admin-authentication.js';
@@ -159,7 +165,7 @@ export function addSessionRoutes(router: AdminRouter, context: AdminContext): vo
       );
     }
     await store.deleteAdminSession(principal.session.idHash);
-    route.res.writeHead(204, { 'set-cookie': endSessionCookies(route.req, config) }).end();
+    sendNoContent(route.res, { 'set-cookie': endSessionCookies(route.req, config) });
   });
 
   // Registered whether or not single sign-on is configured: the route table stays one table.

@@ -5,7 +5,7 @@
  * MCP `tools/call`.
  */
 import { errorSpecOf, McphostError } from '../errors.js';
-import { sendJson } from '../http/index.js';
+import { sendJson, sendNoContent } from '../http/index.js';
 import { parseInput } from '../http/index.js';
 import { toolNameSchema, type ToolRecord } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
@@ -65,7 +65,7 @@ export function addToolRoutes(router: AdminRouter, context: AdminContext): void 
       await requireTool(context, params.sub!, params.name!);
       await store.deleteTool(params.sub!, params.name!);
       await context.cache.settled();
-      res.writeHead(204).end();
+      sendNoContent(res);
     },
   );
 

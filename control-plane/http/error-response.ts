@@ -22,18 +22,51 @@ export function errorBody(error: unknown): { status: number; body: ErrorBody } {
   return { status: httpStatusFor(shown.code), body: { error: shown } };
 }
 
-/** Bodies sent on responses that asked to keep them (the admin side's audit trail reads them). */
-const keptBodies = new WeakMap<ServerResponse, unknown>();
-const keeping = new WeakSet<ServerResponse>();
+/**
+ * An answer held back on a response marked by `holdAnswer`: the admin side
+ * writes a change's audit entry before its caller learns the change was made,
+ * so an answer that was sent always has its entry (a crash between the two
+ * loses the answer, never the entry), and any replica asked next shows it.
+ */
+export interface HeldAnswer {
+  status: number;
+  /** The JSON body; undefined for an answer without one (204). */
+  body: unknown;
+  headers: Record<string, string | string[]>;
+}
+const holding = new WeakMap<ServerResponse, HeldAnswer | undefined>();
 
-/** Makes `sendJson` keep the body it sends on `res`, for `sentBodyOf`. */
-export function keepSentBody(res: ServerResponse): void {
-  keeping.add(res);
+/** Makes `sendJson` and `sendNoContent` on `res` hold their answer until `releaseHeldAnswer`. */
+export function holdAnswer(res: ServerResponse): void {
+  holding.set(res, undefined);
 }
 
-/** The JSON body `sendJson` sent on a response marked by `keepSentBody`, else undefined. */
-export function sentBodyOf(res: ServerResponse): unknown {
-  return keptBodies.get(res);
+/** Stops holding answers on `res` and returns the one held, if any; writing it is the caller's. */
+export function releaseHeldAnswer(res: ServerResponse): HeldAnswer | undefined {
+  const held = holding.get(res);
+  holding.delete(res);
+  return held;
+}
+
+/** Writes an answer: a JSON body, or none. */
+export function writeAnswer(res: ServerResponse, answer: HeldAnswer): void {
+  if (answer.body === undefined) {
+    res.writeHead(answer.status, answer.headers).end();
+    return;
+  }
+  const text = JSON.stringify(answer.body);
+  res.writeHead(answer.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...answer.headers,
+  });
+  res.end(text);
+}
+
+function answerOrHold(res: ServerResponse, answer: HeldAnswer): void {
+  if (holding.has(res)) holding.set(res, answer);
+  else writeAnswer(res, answer);
 }
 
 /** Writes a JSON response. */
@@ -43,15 +76,15 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string | string[]> = {},
 ): void {
-  if (keeping.has(res)) keptBodies.set(res, body);
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-    ...headers,
-  });
-  res.end(text);
+  answerOrHold(res, { status, body, headers });
+}
+
+/** Writes a 204: done, nothing to say. */
+export function sendNoContent(
+  res: ServerResponse,
+  headers: Record<string, string | string[]> = {},
+): void {
+  answerOrHold(res, { status: 204, body: undefined, headers });
 }
 
 /** Writes the error response for any thrown value, with extra `headers` (e.g. `Allow`, `Retry-After`). */

@@ -3,11 +3,13 @@
  */
 export type { Authentication } from './authentication.js';
 export {
-  keepSentBody,
+  holdAnswer,
+  releaseHeldAnswer,
   sendError,
   sendJson,
   sendJsonRpcError,
-  sentBodyOf,
+  sendNoContent,
+  writeAnswer,
 } from './error-response.js';
 export { startListeners } from './http-listeners.js';
 export type { Listeners } from './http-listeners.js';
