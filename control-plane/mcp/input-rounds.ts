@@ -70,14 +70,15 @@ export class ModernCallRunner implements CallRunner {
     const { ctx } = call;
     if (call.inputRounds === false) return start(this.#onceIo(ctx));
     const scope = scopeOf(ctx);
-    const binding: RequestStateBinding = {
+    // Made only when a state is read or sealed: most calls never park, and the digest is a hash.
+    const binding = (): RequestStateBinding => ({
       server: this.#options.subdomain,
       callerKey: callerKeyOf(scope.caller),
       target: call.target,
       argsDigest: argumentsDigest(call.args ?? {}),
-    };
+    });
     const state = ctx.mcpReq.requestState<RequestState>();
-    if (state !== undefined) return this.#resume<T>(state, binding, ctx);
+    if (state !== undefined) return this.#resume<T>(state, binding(), ctx);
 
     const exchange = new InputExchange<T>(
       clientInfoOf(ctx),
@@ -129,7 +130,7 @@ export class ModernCallRunner implements CallRunner {
       this.#options.parked.spend(parked);
       return (await this.#round(
         parked.exchange,
-        binding,
+        () => binding,
         parked.quotaKey,
         ctx,
         parked.cancel,
@@ -147,7 +148,7 @@ export class ModernCallRunner implements CallRunner {
    */
   async #round(
     exchange: InputExchange<unknown>,
-    binding: RequestStateBinding,
+    bindingOf: () => RequestStateBinding,
     quotaKey: string,
     ctx: ServerContext,
     cancel: AbortController,
@@ -174,6 +175,7 @@ export class ModernCallRunner implements CallRunner {
         cancel.abort();
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, step.message);
       case 'input': {
+        const binding = bindingOf();
         let call = parked;
         if (call === undefined) {
           try {
@@ -228,8 +230,7 @@ function envelopeOf(ctx: ServerContext): Record<string, unknown> {
 /** The response a round's notifications go to, with this request's progress token and log level. */
 function outletOf(ctx: ServerContext): RoundOutlet {
   const progressToken = ctx.mcpReq._meta?.progressToken;
-  const level = LoggingLevelSchema.safeParse(envelopeOf(ctx)[LOG_LEVEL_META_KEY]);
-  const logLevel = level.success ? level.data : undefined;
+  const logLevel = parsedWhenPresent(LoggingLevelSchema, envelopeOf(ctx)[LOG_LEVEL_META_KEY]);
   return {
     notify: (notification) => void ctx.mcpReq.notify(notification).catch(() => undefined),
     ...(progressToken === undefined ? {} : { progressToken }),
@@ -247,14 +248,28 @@ export function clientInfoOf(ctx: ServerContext): CallingClientInfo {
     jsonBytesAtMost(declared, MAX_CLIENT_DECLARATION_BYTES) <= MAX_CLIENT_DECLARATION_BYTES
       ? declared
       : {};
-  const info = ImplementationSchema.safeParse(envelope[CLIENT_INFO_META_KEY]);
+  const info = parsedWhenPresent(ImplementationSchema, envelope[CLIENT_INFO_META_KEY]);
   const version = envelope[PROTOCOL_VERSION_META_KEY];
   return {
     protocolVersion: typeof version === 'string' ? version : 'unknown',
     era: 'modern',
     capabilities,
-    ...(info.success ? { info: info.data } : {}),
+    ...(info === undefined ? {} : { info }),
   };
+}
+
+/**
+ * `value` as `schema` reads it; undefined when absent or not of it. An absent
+ * optional key is the common case, and a failed zod parse builds its issues:
+ * it is not asked.
+ */
+function parsedWhenPresent<T>(
+  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } },
+  value: unknown,
+): T | undefined {
+  if (value === undefined) return undefined;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
