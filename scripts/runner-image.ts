@@ -1,8 +1,10 @@
 /**
- * `npm run runner:image [-- --base auto|registry|local] [--node-image node:22-slim]`
+ * `npm run runner:image [-- --base auto|registry|local] [--node-image node:26-slim]`
  * (without --base, RUNNER_BASE from the environment, default auto):
  * bundles the harness, then builds the runner image if its content changed.
- * Progress goes to stderr; the image tag to run is the only line on stdout.
+ * The local base holds the pinned LTS node when the host's is end of life.
+ * Progress (and the node the image runs) goes to stderr; the image tag to run
+ * is the only line on stdout.
  */
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -5,8 +5,10 @@
  * after a single `inspect`.
  *
  * Bases: `registry` builds FROM the Node image (pulled by the build if
- * missing); `local` builds FROM `mcphost-node-base:<version>`, a scratch image
- * holding the host's own node (works with no registry at all); `auto` (the
+ * missing; default the Active LTS line's slim image); `local` builds FROM
+ * `mcphost-node-base:<version>`, a scratch image holding the host's own node,
+ * or the pinned LTS node from npm when the host's line is past its end of life
+ * (`lts-node.ts`; works with no container registry at all); `auto` (the
  * default) uses the Node image when the engine already has it, else a runner
  * already built on the local base, else tries the registry for a short while,
  * else falls back to local and says why. The base is the caller's to give:
@@ -22,6 +24,8 @@ import { McphostError } from '../errors.js';
 import { packBuildContext } from './build-context.js';
 import { buildImage, imageExists, messageOf, pullImage } from './image-builds.js';
 import { ensureLocalNodeBase } from './local-node-base.js';
+import { chooseLocalNode } from './lts-node.js';
+import { LTS_NODE_IMAGE } from './node-lines.js';
 import { defaultHarnessDir, runnerDockerfilePath } from './repo-paths.js';
 import { describeProblems } from '../validation-problems.js';
 
@@ -29,8 +33,8 @@ import { describeProblems } from '../validation-problems.js';
 export const RunnerBase = z.enum(['auto', 'registry', 'local']);
 export type RunnerBase = z.infer<typeof RunnerBase>;
 
-/** Node image of the registry path. */
-export const DEFAULT_NODE_IMAGE = 'node:22-slim';
+/** Node image of the registry path: the Active LTS line's (`node-lines.ts`). */
+export const DEFAULT_NODE_IMAGE = LTS_NODE_IMAGE;
 
 /** Repository part of every runner image tag. */
 export const RUNNER_IMAGE_REPOSITORY = 'mcphost-runner';
@@ -41,10 +45,12 @@ export interface EnsureRunnerImageOptions {
   docker?: Dockerode;
   /** Where the runner's Node comes from: RUNNER_BASE. */
   base: RunnerBase;
-  /** Node image for the registry path; default `node:22-slim`. */
+  /** Node image for the registry path; default {@link DEFAULT_NODE_IMAGE}. */
   nodeImage?: string;
   /** Folder holding harness.mjs, lodash.min.js and context-scripts.json; default `<repo>/dist/runner`. */
   harnessDir?: string;
+  /** Folder the local base's LTS node is cached in; default `~/.cache/mcphost/node`. */
+  nodeCacheDir?: string;
   /** How long `auto` tries the registry before falling back to local, in ms; default 15 000. */
   registryTimeoutMs?: number;
   /** Receives progress and decisions, one line each; default: dropped. */
@@ -55,6 +61,7 @@ const OptionsSchema = z.object({
   base: RunnerBase,
   nodeImage: z.string().min(1).optional(),
   harnessDir: z.string().min(1).optional(),
+  nodeCacheDir: z.string().min(1).optional(),
   registryTimeoutMs: z.number().int().nonnegative().optional(),
 });
 
@@ -83,9 +90,9 @@ export async function ensureRunnerImage(options: EnsureRunnerImageOptions): Prom
   const nodeImage = options.nodeImage ?? DEFAULT_NODE_IMAGE;
   const ingredients = await readIngredients(options.harnessDir ?? defaultHarnessDir());
 
-  const local = localBase(docker, log);
+  const local = localBase(docker, options.nodeCacheDir, log);
   let resolved: ResolvedBase;
-  if (base === 'local') resolved = local;
+  if (base === 'local') resolved = await local();
   else if (base === 'registry') resolved = await registryBase(docker, nodeImage, log);
   else
     resolved = await autoBase(
@@ -158,11 +165,30 @@ async function readIngredients(harnessDir: string): Promise<RunnerIngredients> {
   };
 }
 
-function localBase(docker: Dockerode, log: (line: string) => void): ResolvedBase {
-  return {
-    descriptor: `local:${process.version}:${process.arch}`,
-    nodeImage: () => ensureLocalNodeBase({ docker, log }),
-  };
+/**
+ * The local base, resolved once on first use: choosing its node may fetch the
+ * LTS binary, which `auto` must not do when the Node image is already here.
+ * Which node and why is logged when the base is built; an end-of-life node
+ * kept for want of the LTS one is a warning on every start.
+ */
+function localBase(
+  docker: Dockerode,
+  cacheDir: string | undefined,
+  log: (line: string) => void,
+): () => Promise<ResolvedBase> {
+  let resolved: Promise<ResolvedBase> | undefined;
+  return () =>
+    (resolved ??= chooseLocalNode({ cacheDir, log }).then((node) => {
+      const choice = `local base node ${node.version} (${node.path}): ${node.reason}`;
+      if (node.warning) log(`WARNING: ${choice}`);
+      return {
+        descriptor: `local:${node.version}:${process.arch}`,
+        nodeImage: () => {
+          if (!node.warning) log(choice);
+          return ensureLocalNodeBase({ docker, nodePath: node.path, log });
+        },
+      };
+    }));
 }
 
 async function registryBase(
@@ -187,21 +213,25 @@ async function autoBase(
   docker: Dockerode,
   nodeImage: string,
   ingredients: RunnerIngredients,
-  local: ResolvedBase,
+  local: () => Promise<ResolvedBase>,
   registryTimeoutMs: number,
   log: (line: string) => void,
 ): Promise<ResolvedBase> {
   if ((await imageIdOf(docker, nodeImage)) !== undefined)
     return registryBase(docker, nodeImage, log);
   // A runner already built offline is reused rather than waiting on a registry again.
-  if (await imageExists(docker, runnerImageTag(ingredients, local.descriptor))) return local;
+  const localResolved = await local();
+  if (await imageExists(docker, runnerImageTag(ingredients, localResolved.descriptor)))
+    return localResolved;
   try {
     log(`${nodeImage} is not on this engine; trying the registry (up to ${registryTimeoutMs} ms)`);
     await pullImage(docker, nodeImage, { timeoutMs: registryTimeoutMs, log });
     return registryBase(docker, nodeImage, log);
   } catch (error) {
-    log(`registry unusable (${messageOf(error)}); building on the host's own node instead`);
-    return local;
+    log(
+      `registry unusable (${messageOf(error)}); building on the local base (${localResolved.descriptor}) instead`,
+    );
+    return localResolved;
   }
 }
 

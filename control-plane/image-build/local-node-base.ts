@@ -1,7 +1,10 @@
 /**
- * The offline base image: FROM scratch holding the host's own node binary and
- * the shared libraries it links against, for machines where no registry is
- * reachable. Nothing is downloaded; the build context is packed in memory.
+ * The offline base image: FROM scratch holding a node binary and the shared
+ * libraries it links against, for machines where no container registry is
+ * reachable. The binary is the host's own unless the caller names another
+ * (the runner's base takes the pinned LTS node when the host's is end of
+ * life, `lts-node.ts`); the control plane's image keeps the host's, whose
+ * native modules were built for it. The build context is packed in memory.
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -17,7 +20,7 @@ const run = promisify(execFile);
 /** Options of {@link ensureLocalNodeBase}. */
 export interface LocalNodeBaseOptions {
   docker: Dockerode;
-  /** Node binary to copy; default `process.execPath` (the one running us). */
+  /** Node binary to copy (glibc-linked, its libraries found by `ldd`); default `process.execPath`. */
   nodePath?: string;
   /** Receives progress lines; default: dropped. */
   log?: (line: string) => void;
