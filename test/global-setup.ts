@@ -1,6 +1,7 @@
 /**
  * Runs once before the suite: builds the harness bundle and the runner image
- * (offline from the host's own node when no registry answers), so every test
+ * (offline from the host's node, or the pinned LTS node when the host's line
+ * is past its end of life, when no registry answers), so every test
  * file finds them ready. MCPHOST_SKIP_RUNNER_SETUP=1 skips this while working
  * on parts that need no runner.
  */

@@ -1,5 +1,6 @@
 /**
- * The runner image: built offline from the host's own node, content-addressed,
+ * The runner image: built offline from the host's own node (or the pinned
+ * LTS node when the host's line is past its end of life), content-addressed,
  * reused without rebuilding, runnable as the non-root user; build failures
  * surface as ERR_IMAGE_BUILD with the engine's message.
  */
@@ -13,6 +14,7 @@ import { readSetting } from '../../control-plane/config.js';
 import { packBuildContext } from '../../control-plane/image-build/build-context.js';
 import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
 import { buildImage } from '../../control-plane/image-build/image-builds.js';
+import { chooseLocalNode } from '../../control-plane/image-build/lts-node.js';
 import { parseLddOutput } from '../../control-plane/image-build/local-node-base.js';
 import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox.js';
 import { ECHO_HARNESS_DIR, smallSpec, stdoutUntilExit, uniquePlaneName } from './helpers.js';
@@ -61,19 +63,20 @@ describe('ensureRunnerImage', () => {
     expect(info.Config.User).toBe('10001:10001');
     expect(info.Config.WorkingDir).toBe('/tmp');
     expect(info.Config.Labels?.['mcphost.runner-base']).toBe(
-      `local:${process.version}:${process.arch}`,
+      `local:${(await chooseLocalNode()).version}:${process.arch}`,
     );
   });
 
   it('runs node in it as the non-root user, and the harness by default', async () => {
     const driver = new DockerSandbox({ image: tag, planeName: uniquePlaneName('image') });
     try {
+      const runnerNode = (await chooseLocalNode()).version;
       const probe =
         'console.log(process.version, process.getuid(), require("os").userInfo().username)';
       const node = await driver.start(smallSpec({ command: ['node', '-e', probe] }));
-      expect((await stdoutUntilExit(node)).trim()).toBe(`${process.version} 10001 mcphost`);
+      expect((await stdoutUntilExit(node)).trim()).toBe(`${runnerNode} 10001 mcphost`);
       const version = await driver.start(smallSpec({ command: ['node', '--version'] }));
-      expect((await stdoutUntilExit(version)).trim()).toBe(process.version);
+      expect((await stdoutUntilExit(version)).trim()).toBe(runnerNode);
       const harness = await driver.start(smallSpec());
       expect(await stdoutUntilExit(harness)).toBe('harness up\n');
     } finally {
@@ -106,7 +109,7 @@ describe('ensureRunnerImage', () => {
     builtTags.add(built);
     expect(built).not.toBe(tag);
     expect(lines.join('\n')).toMatch(
-      /registry unusable \(pulling 127\.0\.0\.1:1\/.* failed: .*\); building on the host's own node/,
+      /registry unusable \(pulling 127\.0\.0\.1:1\/.* failed: .*\); building on the local base \(local:v\S+\)/,
     );
     expect((await docker.getImage(built).inspect()).Config.Labels?.['mcphost.runner-base']).toMatch(
       /^local:/,
