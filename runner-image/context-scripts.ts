@@ -1,7 +1,7 @@
 /**
  * The scripts every tool context is built from, read from `context-scripts.json`
  * beside the harness (scripts/build-harness.ts writes it, like lodash.min.js):
- * the bootstrap (runner-image/bootstrap/*.js, see the header of install.js)
+ * the bootstrap (runner-image/realm/, see the header of realm/install.js)
  * and whatwg-url (see `whatwgUrlSource` there).
  *
  * A file rather than string constants inlined in the bundle: half a megabyte
@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 export interface ContextScripts {
   /** Evaluating it yields `install(bridge)`. */
   readonly bootstrap: string;
-  /** Evaluating it in a context leaves the factory of URL/URLSearchParams where web-platform.js takes it. */
+  /** Evaluating it in a context leaves the factory of URL/URLSearchParams where realm/web/url.js takes it. */
   readonly whatwgUrl: string;
 }
 

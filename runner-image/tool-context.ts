@@ -107,7 +107,7 @@ function contextGlobal(): vm.Context | typeof vm.constants.DONT_CONTEXTIFY {
 const DRAIN_SCRIPT = new vm.Script('undefined', { filename: 'mcphost-drain.js' });
 
 /**
- * The web platform's globals (bootstrap/web-platform.js installs each as an
+ * The web platform's globals (realm/web/platform.js installs each as an
  * accessor that sets its group up on first read), by one name per group: the
  * strings that, found in a tool's code, have its next context read that name
  * ahead. Reading one global sets up its whole group.

@@ -7,11 +7,33 @@
  * values, never streams. `init` is read once, field by field, before
  * anything else happens, so a getter that changes its answer sees no second
  * read; a Response is a class of this realm with no `then`.
- *
- * Part of the bootstrap (see install.js): compiled in the tool's realm, naming
- * no Node or host global; the intrinsics it uses are captured when it is called.
  */
-/* exported createWebFetch */
+import {
+  CtxPromise,
+  CtxRangeError,
+  CtxTypeError,
+  CtxWeakMap,
+  JSONParse,
+  JSONStringify,
+  ObjectCreate,
+  ObjectDefineProperty,
+  ReflectApply,
+  StringCtor,
+  hasOwn,
+  promiseThen,
+  regexpExec,
+  toUpperCase,
+  weakMapSet,
+} from '../primordials.js';
+import { webCall } from '../bridge.js';
+import { adoptCallFailure, callHost } from '../calls.js';
+import { once, platformClasses, stateOf } from '../webidl.js';
+import * as events from './abort.js';
+import * as bytes from './bytes.js';
+import { webHeaders as headersParts } from './headers.js';
+import { textDecoderClass } from './text-decoder.js';
+import { urlSearchParamsText } from './url.js';
+import { utf8Encode } from './utf8.js';
 
 /**
  * @typedef {{ kind: 'base64' | 'text', data: string } | { kind: 'bytes', data: Uint8Array }} BodySource
@@ -19,49 +41,11 @@
  *   status: number, statusText: string, headers: any, url: string,
  *   redirected: boolean, type: string, body: BodySource | null, used: boolean,
  * }} ResponseState
- * @typedef {{ fetch: (input: unknown, init?: unknown) => Promise<object>, Response: Function }} WebFetch
  */
 
-/**
- * Captures the intrinsics and returns fetch and Response.
- * @param {{
- *   bytes: import('./web-bytes.js').WebBytes,
- *   encoding: import('./web-encoding.js').WebEncoding,
- *   headers: import('./web-headers.js').WebHeaders,
- *   events: import('./web-events.js').WebEvents,
- *   callHost: (op: string, args: unknown) => Promise<unknown>,
- *   adoptCallFailure: (failure: object, cause: unknown) => void,
- *   webCall: (op: string, a?: string | number, b?: string | number, c?: string | number) => unknown,
- *   urlSearchParamsText: (value: unknown) => string | null,
- * }} parts
- * @returns {WebFetch}
- */
-function createWebFetch(parts) {
-  'use strict';
-  const bytes = parts.bytes;
-  const encoding = parts.encoding;
-  const webHeaders = parts.headers;
-  const events = parts.events;
-  const callHost = parts.callHost;
-  const adoptCallFailure = parts.adoptCallFailure;
-  const webCall = parts.webCall;
-  const urlSearchParamsText = parts.urlSearchParamsText;
-  const ReflectApply = Reflect.apply;
-  const ObjectDefineProperty = Object.defineProperty;
-  const ObjectCreate = Object.create;
-  const hasOwn = Object.prototype.hasOwnProperty;
-  const CtxPromise = Promise;
-  const CtxTypeError = TypeError;
-  const CtxRangeError = RangeError;
-  const CtxWeakMap = WeakMap;
-  const StringCtor = String;
-  const JSONParse = JSON.parse;
-  const JSONStringify = JSON.stringify;
-  const promiseThen = Promise.prototype.then;
-  const weakMapGet = WeakMap.prototype.get;
-  const weakMapSet = WeakMap.prototype.set;
-  const regexpExec = RegExp.prototype.exec;
-  const toUpperCase = Function.prototype.call.bind(String.prototype.toUpperCase);
+/** fetch and Response, created on first need. */
+export const webFetch = once(function () {
+  const webHeaders = headersParts();
   const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const REASON_PHRASE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
   const NORMALISED_METHODS = {
@@ -111,10 +95,8 @@ function createWebFetch(parts) {
   const responses = new CtxWeakMap();
 
   /** @param {unknown} response */
-  function stateOf(response) {
-    const state = ReflectApply(weakMapGet, responses, [response]);
-    if (state === undefined) throw new CtxTypeError('Illegal invocation: not a Response');
-    return /** @type {ResponseState} */ (state);
+  function responseState(response) {
+    return stateOf(responses, response, 'a Response');
   }
 
   /**
@@ -124,7 +106,7 @@ function createWebFetch(parts) {
    */
   function consume(response) {
     return new CtxPromise(function (resolve) {
-      const state = stateOf(response);
+      const state = responseState(response);
       if (state.used) throw new CtxTypeError('Body is unusable: the body has already been read');
       if (state.body !== null) state.used = true;
       resolve(state.body);
@@ -143,7 +125,7 @@ function createWebFetch(parts) {
   function textOf(body) {
     if (body === null) return '';
     if (body.kind === 'text') return body.data;
-    if (body.kind === 'bytes') return new encoding.TextDecoder().decode(body.data);
+    if (body.kind === 'bytes') return new (textDecoderClass())().decode(body.data);
     if (body.data.length === 0) return '';
     const text = webCall('decodeBase64', body.data);
     if (typeof text !== 'string') throw new CtxRangeError('the body is too large to decode');
@@ -153,7 +135,7 @@ function createWebFetch(parts) {
   /** @param {BodySource | null} body */
   function bytesOf(body) {
     if (body === null) return bytes.fromBinary('');
-    if (body.kind === 'text') return encoding.utf8Encode(body.data);
+    if (body.kind === 'text') return utf8Encode(body.data);
     if (body.kind === 'bytes') return bytes.copyOf(body.data) ?? bytes.fromBinary('');
     if (body.data.length === 0) return bytes.fromBinary('');
     const binary = webCall('fromBase64', body.data);
@@ -222,7 +204,7 @@ function createWebFetch(parts) {
       if (typeof text !== 'string')
         throw new CtxTypeError('Response.json: the data cannot be serialised to JSON');
       const response = new Response(null, init);
-      const state = stateOf(response);
+      const state = responseState(response);
       if (
         NULL_BODY_STATUSES[/** @type {keyof typeof NULL_BODY_STATUSES} */ (state.status)] === true
       ) {
@@ -253,29 +235,29 @@ function createWebFetch(parts) {
     }
 
     get type() {
-      return stateOf(this).type;
+      return responseState(this).type;
     }
     get url() {
-      return stateOf(this).url;
+      return responseState(this).url;
     }
     get redirected() {
-      return stateOf(this).redirected;
+      return responseState(this).redirected;
     }
     get status() {
-      return stateOf(this).status;
+      return responseState(this).status;
     }
     get ok() {
-      const status = stateOf(this).status;
+      const status = responseState(this).status;
       return status >= 200 && status <= 299;
     }
     get statusText() {
-      return stateOf(this).statusText;
+      return responseState(this).statusText;
     }
     get headers() {
-      return stateOf(this).headers;
+      return responseState(this).headers;
     }
     get bodyUsed() {
-      return stateOf(this).used;
+      return responseState(this).used;
     }
 
     /** The body decoded as UTF-8 (a byte order mark dropped, invalid bytes as U+FFFD). */
@@ -304,7 +286,7 @@ function createWebFetch(parts) {
 
     /** A second Response with the same status, headers and body; the body must be unread. */
     clone() {
-      const state = stateOf(this);
+      const state = responseState(this);
       if (state.used) throw new CtxTypeError('Response.clone: the body has already been read');
       const copy = new Response(FROM_FETCH);
       ReflectApply(weakMapSet, responses, [
@@ -512,5 +494,6 @@ function createWebFetch(parts) {
     });
   }
 
+  platformClasses(Response);
   return { fetch: fetch, Response: Response };
-}
+});

@@ -7,19 +7,25 @@
  * binary strings); what is written here is Web Crypto's argument handling:
  * algorithm normalisation, key objects whose secret the tool cannot read
  * unless it made the key extractable, and the standard's errors.
- *
- * Part of the bootstrap (see install.js): compiled in the tool's realm, naming
- * no Node or host global; the intrinsics it uses are captured when it is called.
  */
-/* exported createWebCrypto */
+import {
+  CtxPromise,
+  CtxTypeError,
+  CtxWeakMap,
+  ObjectDefineProperty,
+  ReflectApply,
+  StringCtor,
+  charCodeAt,
+  toUpperCase,
+  weakMapGet,
+  weakMapSet,
+} from '../primordials.js';
+import { byteLimit, webCall } from '../bridge.js';
+import { CONSTRUCTING, checkConstructing, once, platformClasses } from '../webidl.js';
+import * as bytes from './bytes.js';
+import { newDOMException } from './dom-exception.js';
 
 /**
- * @typedef {{
- *   crypto: object,
- *   Crypto: Function,
- *   SubtleCrypto: Function,
- *   CryptoKey: Function,
- * }} WebCrypto
  * @typedef {{ name: 'HMAC', hash: { name: string }, length: number }} HmacAlgorithm
  * @typedef {{
  *   extractable: boolean, hash: string, usages: string[], secret: string,
@@ -29,42 +35,21 @@
  * `usagesView` are the objects the tool sees (and may change, to no effect).
  */
 
-/**
- * Captures the intrinsics and returns `crypto` and its classes.
- * @param {import('./web-bytes.js').WebBytes} bytes
- * @param {import('./web-events.js').DOMExceptionClass} DOMExceptionCtor this realm's DOMException (web-events.js)
- * @param {(op: string, a?: string | number, b?: string | number, c?: string | number) => unknown} webCall the bridge's `web` kind
- * @param {() => number} byteLimit the most bytes one call may hand the host
- * @returns {WebCrypto}
- */
-function createWebCrypto(bytes, DOMExceptionCtor, webCall, byteLimit) {
-  'use strict';
-  const ReflectApply = Reflect.apply;
-  const ObjectFreeze = Object.freeze;
-  const ObjectDefineProperty = Object.defineProperty;
-  const CtxPromise = Promise;
-  const CtxTypeError = TypeError;
-  const CtxWeakMap = WeakMap;
-  const StringCtor = String;
-  const weakMapGet = WeakMap.prototype.get;
-  const weakMapSet = WeakMap.prototype.set;
-  const toUpperCase = Function.prototype.call.bind(String.prototype.toUpperCase);
-  const charCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
+/** `crypto` and its classes, created on first need. */
+export const webCrypto = once(function () {
   /** The web's limit on one getRandomValues call, in bytes. */
   const MAX_RANDOM_BYTES = 65536;
   /** Digest names, by their upper-case form; the value is the HMAC block size in bits. */
   const DIGESTS = { 'SHA-1': 512, 'SHA-256': 512, 'SHA-384': 1024, 'SHA-512': 1024 };
   const AVAILABLE =
     'digest (SHA-1, SHA-256, SHA-384, SHA-512) and HMAC keys (importKey raw, generateKey, exportKey raw, sign, verify)';
-  /** Only this closure may construct the classes. */
-  const CONSTRUCTING = ObjectFreeze({});
 
   /**
    * @param {string} message
    * @param {string} name
    */
   function fail(message, name) {
-    return new DOMExceptionCtor(message, name);
+    return newDOMException(message, name);
   }
 
   /**
@@ -190,7 +175,7 @@ function createWebCrypto(bytes, DOMExceptionCtor, webCall, byteLimit) {
   class CryptoKey {
     /** @param {unknown} [key] */
     constructor(key) {
-      if (key !== CONSTRUCTING) throw new CtxTypeError('Illegal constructor');
+      checkConstructing(key);
     }
     get type() {
       keyState(this, 'CryptoKey.type');
@@ -283,7 +268,7 @@ function createWebCrypto(bytes, DOMExceptionCtor, webCall, byteLimit) {
   class SubtleCrypto {
     /** @param {unknown} [key] */
     constructor(key) {
-      if (key !== CONSTRUCTING) throw new CtxTypeError('Illegal constructor');
+      checkConstructing(key);
     }
 
     /**
@@ -436,7 +421,7 @@ function createWebCrypto(bytes, DOMExceptionCtor, webCall, byteLimit) {
   class Crypto {
     /** @param {unknown} [key] */
     constructor(key) {
-      if (key !== CONSTRUCTING) throw new CtxTypeError('Illegal constructor');
+      checkConstructing(key);
     }
 
     get subtle() {
@@ -487,10 +472,11 @@ function createWebCrypto(bytes, DOMExceptionCtor, webCall, byteLimit) {
     }
   }
 
+  platformClasses(Crypto, SubtleCrypto, CryptoKey);
   return {
     crypto: new Crypto(CONSTRUCTING),
     Crypto: Crypto,
     SubtleCrypto: SubtleCrypto,
     CryptoKey: CryptoKey,
   };
-}
+});

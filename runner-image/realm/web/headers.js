@@ -4,12 +4,27 @@
  * pairs with case-insensitive names, values checked and trimmed as the
  * standard says, iteration sorted and combined, and a guard that makes a
  * fetched response's headers read-only. Written here because it is a small,
- * exactly specified class and fetch itself (web-fetch.js) must be.
- *
- * Part of the bootstrap (see install.js): compiled in the tool's realm, naming
- * no Node or host global; the intrinsics it uses are captured when it is called.
+ * exactly specified class and fetch itself (fetch.js) must be.
  */
-/* exported createWebHeaders */
+import {
+  CtxTypeError,
+  CtxWeakMap,
+  ObjectCreate,
+  ObjectGetOwnPropertyDescriptor,
+  ObjectKeys,
+  ReflectApply,
+  ReflectOwnKeys,
+  StringCtor,
+  SymbolIterator,
+  charCodeAt,
+  hasOwn,
+  regexpExec,
+  stringSlice,
+  toLowerCase,
+  weakMapGet,
+  weakMapSet,
+} from '../primordials.js';
+import { once, platformClasses, stateOf } from '../webidl.js';
 
 /**
  * @typedef {{ list: [string, string][], immutable: boolean }} HeadersState
@@ -23,28 +38,8 @@
  * }} WebHeaders
  */
 
-/**
- * Captures the intrinsics and returns Headers with the helpers fetch needs.
- * @returns {WebHeaders}
- */
-function createWebHeaders() {
-  'use strict';
-  const ReflectApply = Reflect.apply;
-  const ReflectOwnKeys = Reflect.ownKeys;
-  const ObjectCreate = Object.create;
-  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
-  const ObjectKeys = Object.keys;
-  const hasOwn = Object.prototype.hasOwnProperty;
-  const CtxTypeError = TypeError;
-  const CtxWeakMap = WeakMap;
-  const StringCtor = String;
-  const SymbolIterator = Symbol.iterator;
-  const weakMapGet = WeakMap.prototype.get;
-  const weakMapSet = WeakMap.prototype.set;
-  const regexpExec = RegExp.prototype.exec;
-  const toLowerCase = Function.prototype.call.bind(String.prototype.toLowerCase);
-  const charCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
-  const stringSlice = Function.prototype.call.bind(String.prototype.slice);
+/** Headers with the helpers fetch needs, created on first need. */
+export const webHeaders = once(function () {
   const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   // NUL, CR and LF are what the Fetch standard forbids in a value; above U+00FF is not a byte.
   const FORBIDDEN_IN_VALUE = /[\0\r\n\u0100-\uffff]/;
@@ -53,10 +48,8 @@ function createWebHeaders() {
   const states = new CtxWeakMap();
 
   /** @param {unknown} headers */
-  function stateOf(headers) {
-    const state = ReflectApply(weakMapGet, states, [headers]);
-    if (state === undefined) throw new CtxTypeError('Illegal invocation: not a Headers');
-    return /** @type {HeadersState} */ (state);
+  function headersState(headers) {
+    return stateOf(states, headers, 'a Headers');
   }
 
   /**
@@ -253,7 +246,7 @@ function createWebHeaders() {
      * @param {unknown} value
      */
     append(name, value) {
-      const state = stateOf(this);
+      const state = headersState(this);
       const lower = nameOf(name);
       const checked = valueOf(value, lower);
       requireMutable(state);
@@ -262,7 +255,7 @@ function createWebHeaders() {
 
     /** @param {unknown} name */
     delete(name) {
-      const state = stateOf(this);
+      const state = headersState(this);
       const lower = nameOf(name);
       requireMutable(state);
       removeAll(state, lower);
@@ -270,11 +263,11 @@ function createWebHeaders() {
 
     /** @param {unknown} name */
     get(name) {
-      return combined(stateOf(this), nameOf(name));
+      return combined(headersState(this), nameOf(name));
     }
 
     getSetCookie() {
-      const list = stateOf(this).list;
+      const list = headersState(this).list;
       /** @type {string[]} */
       const values = [];
       for (let i = 0; i < list.length; i++) {
@@ -286,7 +279,7 @@ function createWebHeaders() {
 
     /** @param {unknown} name */
     has(name) {
-      return combined(stateOf(this), nameOf(name)) !== null;
+      return combined(headersState(this), nameOf(name)) !== null;
     }
 
     /**
@@ -294,7 +287,7 @@ function createWebHeaders() {
      * @param {unknown} value
      */
     set(name, value) {
-      const state = stateOf(this);
+      const state = headersState(this);
       const lower = nameOf(name);
       const checked = valueOf(value, lower);
       requireMutable(state);
@@ -318,7 +311,7 @@ function createWebHeaders() {
      * @param {unknown} [thisArg]
      */
     forEach(callback, thisArg) {
-      const state = stateOf(this);
+      const state = headersState(this);
       if (typeof callback !== 'function')
         throw new CtxTypeError('Headers.forEach: the callback must be a function');
       const pairs = sortedPairs(state);
@@ -329,7 +322,7 @@ function createWebHeaders() {
     }
 
     *entries() {
-      const pairs = sortedPairs(stateOf(this));
+      const pairs = sortedPairs(headersState(this));
       for (let i = 0; i < pairs.length; i++) {
         const pair = /** @type {[string, string]} */ (pairs[i]);
         yield [pair[0], pair[1]];
@@ -337,12 +330,12 @@ function createWebHeaders() {
     }
 
     *keys() {
-      const pairs = sortedPairs(stateOf(this));
+      const pairs = sortedPairs(headersState(this));
       for (let i = 0; i < pairs.length; i++) yield /** @type {[string, string]} */ (pairs[i])[0];
     }
 
     *values() {
-      const pairs = sortedPairs(stateOf(this));
+      const pairs = sortedPairs(headersState(this));
       for (let i = 0; i < pairs.length; i++) yield /** @type {[string, string]} */ (pairs[i])[1];
     }
 
@@ -362,7 +355,7 @@ function createWebHeaders() {
    */
   function readOnlyHeaders(record) {
     const headers = new Headers();
-    const state = stateOf(headers);
+    const state = headersState(headers);
     const names = ObjectKeys(record);
     for (let i = 0; i < names.length; i++) {
       const name = /** @type {string} */ (names[i]);
@@ -379,7 +372,7 @@ function createWebHeaders() {
    */
   function copyHeaders(headers, immutable) {
     const copy = new Headers(headers);
-    stateOf(copy).immutable = immutable;
+    headersState(copy).immutable = immutable;
     return copy;
   }
 
@@ -390,7 +383,7 @@ function createWebHeaders() {
    * @returns {Record<string, string>}
    */
   function headerRecord(headers) {
-    const state = stateOf(headers);
+    const state = headersState(headers);
     /** @type {Record<string, string>} */
     const record = ObjectCreate(null);
     const list = state.list;
@@ -409,10 +402,11 @@ function createWebHeaders() {
    * @param {string} value
    */
   function setDefaultHeader(headers, name, value) {
-    const state = stateOf(headers);
+    const state = headersState(headers);
     if (combined(state, name) === null) appendPair(state, name, value);
   }
 
+  platformClasses(Headers);
   return {
     Headers: Headers,
     headersFrom: headersFrom,
@@ -421,4 +415,4 @@ function createWebHeaders() {
     headerRecord: headerRecord,
     setDefaultHeader: setDefaultHeader,
   };
-}
+});

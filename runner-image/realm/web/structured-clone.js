@@ -7,85 +7,66 @@
  * value is recognised by the engine's internal slots (a brand-checking
  * intrinsic that throws on anything else), never by `instanceof`, and the
  * copy is built with defineProperty, so a key such as `__proto__` is data.
- *
- * Part of the bootstrap (see install.js): compiled in the tool's realm, naming
- * no Node or host global; the intrinsics it uses are captured when it is called.
  */
-/* exported createStructuredClone */
+import {
+  ArrayIsArray,
+  CtxArray,
+  CtxDataView,
+  CtxDate,
+  CtxMap,
+  CtxObject,
+  CtxRegExp,
+  CtxSet,
+  CtxUint8Array,
+  ObjectDefineProperty,
+  ObjectGetOwnPropertyDescriptor,
+  ObjectKeys,
+  ObjectPrototypeToString,
+  ReflectApply,
+  StringCtor,
+  arrayBufferLength,
+  bigintValueOf,
+  booleanValueOf,
+  dataViewBuffer,
+  dataViewLength,
+  dataViewOffset,
+  dateGetTime,
+  hasOwn,
+  mapEntries,
+  mapGet,
+  mapHas,
+  mapIteratorNext,
+  mapSet,
+  mapSize,
+  numberValueOf,
+  promiseThen,
+  regexpFlags,
+  regexpSource,
+  setAdd,
+  setIteratorNext,
+  setSize,
+  setValues,
+  sharedArrayBufferLength,
+  stringValueOf,
+  symbolValueOf,
+  typedArrayBuffer,
+  typedArrayLength,
+  typedArrayOffset,
+  typedArrayTag,
+  weakMapHas,
+  weakRefDeref,
+  weakSetHas,
+} from '../primordials.js';
+import { isPlatformObject, once } from '../webidl.js';
+import { domExceptionClass, newDOMException } from './dom-exception.js';
 
-/**
- * Captures the intrinsics and returns structuredClone.
- * @param {import('./web-events.js').DOMExceptionClass} DOMExceptionCtor this realm's DOMException (web-events.js)
- * @param {(value: object) => boolean} isPlatformObject whether `value` is one of the web platform's objects (not cloneable)
- * @returns {(value: unknown, options?: unknown) => unknown}
- */
-function createStructuredClone(DOMExceptionCtor, isPlatformObject) {
-  'use strict';
-  const ReflectApply = Reflect.apply;
-  const ObjectKeys = Object.keys;
-  const ObjectDefineProperty = Object.defineProperty;
-  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
-  const ObjectGetPrototypeOf = Object.getPrototypeOf;
-  const ObjectPrototypeToString = Object.prototype.toString;
-  const hasOwn = Object.prototype.hasOwnProperty;
-  const ArrayIsArray = Array.isArray;
-  const CtxArray = Array;
-  const CtxObject = Object;
-  const CtxMap = Map;
-  const CtxSet = Set;
-  const CtxDate = Date;
-  const CtxRegExp = RegExp;
-  const CtxUint8Array = Uint8Array;
-  const CtxDataView = DataView;
-  const StringCtor = String;
-  const mapGet = Map.prototype.get;
-  const mapSet = Map.prototype.set;
-  const mapHas = Map.prototype.has;
-  const setAdd = Set.prototype.add;
-  const mapEntries = Map.prototype.entries;
-  const setValues = Set.prototype.values;
-  const mapIteratorNext = ObjectGetPrototypeOf(new Map().entries()).next;
-  const setIteratorNext = ObjectGetPrototypeOf(new Set().values()).next;
-  const dateGetTime = Date.prototype.getTime;
-  const booleanValueOf = Boolean.prototype.valueOf;
-  const numberValueOf = Number.prototype.valueOf;
-  const stringValueOf = String.prototype.valueOf;
-  const bigintValueOf = BigInt.prototype.valueOf;
-  const symbolValueOf = Symbol.prototype.valueOf;
-  const weakMapHas = WeakMap.prototype.has;
-  const weakSetHas = WeakSet.prototype.has;
-  const weakRefDeref = typeof WeakRef === 'function' ? WeakRef.prototype.deref : undefined;
-  const promiseThen = Promise.prototype.then;
-  const TypedArrayPrototype = ObjectGetPrototypeOf(Uint8Array.prototype);
-
-  /**
-   * @param {object} prototype
-   * @param {PropertyKey} key
-   * @returns {Function}
-   */
-  function getterOf(prototype, key) {
-    return /** @type {Function} */ (
-      /** @type {PropertyDescriptor} */ (ObjectGetOwnPropertyDescriptor(prototype, key)).get
-    );
-  }
-
-  const regexpSource = getterOf(RegExp.prototype, 'source');
-  const regexpFlags = getterOf(RegExp.prototype, 'flags');
-  const mapSize = getterOf(Map.prototype, 'size');
-  const setSize = getterOf(Set.prototype, 'size');
-  const arrayBufferLength = getterOf(ArrayBuffer.prototype, 'byteLength');
-  const sharedArrayBufferLength =
-    typeof SharedArrayBuffer === 'function'
-      ? getterOf(SharedArrayBuffer.prototype, 'byteLength')
-      : undefined;
-  const typedArrayTag = getterOf(TypedArrayPrototype, Symbol.toStringTag);
-  const typedArrayBuffer = getterOf(TypedArrayPrototype, 'buffer');
-  const typedArrayOffset = getterOf(TypedArrayPrototype, 'byteOffset');
-  const typedArrayLength = getterOf(TypedArrayPrototype, 'length');
-  const dataViewBuffer = getterOf(DataView.prototype, 'buffer');
-  const dataViewOffset = getterOf(DataView.prototype, 'byteOffset');
-  const dataViewLength = getterOf(DataView.prototype, 'byteLength');
-  const exceptionName = getterOf(DOMExceptionCtor.prototype, 'name');
+/** structuredClone, created on first need. */
+export const structuredCloneFunction = once(function () {
+  const exceptionName = /** @type {Function} */ (
+    /** @type {PropertyDescriptor} */ (
+      ObjectGetOwnPropertyDescriptor(domExceptionClass().prototype, 'name')
+    ).get
+  );
   /** @type {Record<string, any>} */
   const TYPED_ARRAYS = {
     Int8Array: Int8Array,
@@ -132,7 +113,7 @@ function createStructuredClone(DOMExceptionCtor, isPlatformObject) {
 
   /** @param {string} what */
   function uncloneable(what) {
-    return new DOMExceptionCtor(what + ' could not be cloned', 'DataCloneError');
+    return newDOMException(what + ' could not be cloned', 'DataCloneError');
   }
 
   /**
@@ -260,7 +241,7 @@ function createStructuredClone(DOMExceptionCtor, isPlatformObject) {
         ReflectApply(setAdd, result, [clone(members[i], memory)]);
       return result;
     } else if (branded(exceptionName, object)) {
-      result = new DOMExceptionCtor(object.message, ReflectApply(exceptionName, object, []));
+      result = newDOMException(object.message, ReflectApply(exceptionName, object, []));
     } else if (ReflectApply(ObjectPrototypeToString, object, []) === '[object Error]') {
       const name = object.name;
       const Ctor =
@@ -323,7 +304,7 @@ function createStructuredClone(DOMExceptionCtor, isPlatformObject) {
         throw new TypeError('structuredClone: the options must be an object');
       const transfer = /** @type {any} */ (options).transfer;
       if (transfer !== undefined && !(ArrayIsArray(transfer) && transfer.length === 0)) {
-        throw new DOMExceptionCtor(
+        throw newDOMException(
           'structuredClone: transferring objects is not supported in tool code',
           'DataCloneError',
         );
@@ -333,4 +314,4 @@ function createStructuredClone(DOMExceptionCtor, isPlatformObject) {
   }
 
   return structuredClone;
-}
+});
