@@ -46,15 +46,15 @@ export default tseslint.config(
     },
   },
   {
-    // The harness bootstrap is compiled in each tool context's realm (see
-    // runner-image/bootstrap/install.js): a script with the language's own
-    // globals and nothing of Node's or the host's.
-    files: ['runner-image/bootstrap/**/*.js'],
+    // runner-image/realm/ is bundled into the script each tool context
+    // evaluates (runner-image/realm/install.js, scripts/build-harness.ts):
+    // modules with the language's own globals and nothing of Node's or the host's.
+    files: ['runner-image/realm/**/*.js'],
     languageOptions: {
-      sourceType: 'script',
+      sourceType: 'module',
       globals: { process: 'off', console: 'off' },
     },
-    rules: { 'no-undef': 'error', strict: ['error', 'function'] },
+    rules: { 'no-undef': 'error' },
   },
   {
     // The top-level files (main.ts, config.ts, errors.ts…) use folders through

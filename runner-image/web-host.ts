@@ -1,6 +1,6 @@
 /**
  * The host side of the web platform's bridge calls (the `web` kind, see
- * bootstrap/web-platform.js): randomness, digests and HMAC for `crypto`,
+ * realm/bridge.js and realm/web/): randomness, digests and HMAC for `crypto`,
  * base64 for atob/btoa and fetch bodies, legacy text encodings for
  * TextDecoder, and the clock for `performance`. Takes and returns primitives
  * only; bytes travel as binary strings (one character per byte, `latin1`).
