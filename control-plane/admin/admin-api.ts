@@ -41,6 +41,7 @@ import { addEntryRoutes } from './entry-routes.js';
 import { addPoolRoutes } from './pool-routes.js';
 import { addInvocationRoutes } from './invocation-routes.js';
 import { addSecretRoutes } from './secret-routes.js';
+import { InFlight } from '../in-flight.js';
 
 export interface AdminApiOptions {
   context: AdminContext;
@@ -94,12 +95,19 @@ export function adminRoutes(context: AdminContext, token: AdminToken): AdminRout
 export interface AdminApi {
   handle: Handler;
   routes(): RouteEntry<RouteRule>[];
+  /**
+   * Resolves when no audited answer waits for its entry, or after
+   * `timeoutMs`: shutdown waits for it before cutting connections.
+   */
+  whenAnswered(timeoutMs: number): Promise<void>;
 }
 
 /** Builds the admin request handler. */
 export function createAdminApi(options: AdminApiOptions): AdminApi {
   const { context, authenticator } = options;
   const api = adminRoutes(context, options.token);
+  /** Audited answers held until their entry is written. */
+  const heldAnswers = new InFlight();
   const permissions = new Map(
     api
       .routes()
@@ -248,39 +256,43 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       const audited = rule.audit !== undefined && principal !== undefined;
       const before = audited && rule.audit?.before ? await rule.audit.before(params) : undefined;
       // An audited write's answer waits for its entry: an answer sent always has its entry.
-      if (audited) holdAnswer(res);
-      try {
-        await match.handler({ req, res, url, params, principal });
-      } catch (error) {
-        if (audited) releaseHeldAnswer(res);
-        // A handler's own refusal (an operator naming another server in a filter) is a refusal too.
-        if (principal !== undefined && isMcphostError(error, 'ERR_FORBIDDEN')) {
-          await recordRefusal(principal, error);
+      // Shutdown waits for answers held so (whenAnswered) before it closes connections.
+      const serve = async (): Promise<void> => {
+        if (audited) holdAnswer(res);
+        try {
+          await match.handler({ req, res, url, params, principal });
+        } catch (error) {
+          if (audited) releaseHeldAnswer(res);
+          // A handler's own refusal (an operator naming another server in a filter) is a refusal too.
+          if (principal !== undefined && isMcphostError(error, 'ERR_FORBIDDEN')) {
+            await recordRefusal(principal, error);
+          }
+          throw error;
         }
-        throw error;
-      }
-      if (audited) {
-        const held = releaseHeldAnswer(res);
-        // A handler that wrote its answer itself (none does) is audited after it.
-        const status = held?.status ?? res.statusCode;
-        if (status < 400) {
-          const answer = held?.body;
-          await context.audit.record(req, principal!, {
-            action: rule.audit!.action,
-            server: params.sub ?? rule.audit!.server?.(answer) ?? null,
-            target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
-            outcome: 'ok',
-            before,
-            after:
-              answer === undefined
-                ? undefined
-                : rule.audit!.after
-                  ? rule.audit!.after(answer)
-                  : answer,
-          });
+        if (audited) {
+          const held = releaseHeldAnswer(res);
+          // A handler that wrote its answer itself (none does) is audited after it.
+          const status = held?.status ?? res.statusCode;
+          if (status < 400) {
+            const answer = held?.body;
+            await context.audit.record(req, principal!, {
+              action: rule.audit!.action,
+              server: params.sub ?? rule.audit!.server?.(answer) ?? null,
+              target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
+              outcome: 'ok',
+              before,
+              after:
+                answer === undefined
+                  ? undefined
+                  : rule.audit!.after
+                    ? rule.audit!.after(answer)
+                    : answer,
+            });
+          }
+          if (held !== undefined) writeAnswer(res, held);
         }
-        if (held !== undefined) writeAnswer(res, held);
-      }
+      };
+      await (audited ? heldAnswers.run(serve) : serve());
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
@@ -295,7 +307,11 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
       } else answer();
     }
   };
-  return { handle, routes: () => api.routes() };
+  return {
+    handle,
+    routes: () => api.routes(),
+    whenAnswered: (timeoutMs) => heldAnswers.whenIdle(timeoutMs),
+  };
 }
 
 /** A `Retry-After` header for a refusal that says when to come back (a throttled bearer). */

@@ -437,9 +437,11 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       },
       onError: (error, requestId) => httpLog.error({ err: error, requestId }, 'request failed'),
     });
-    // Shutdown runs these last four first: stop taking requests, let running
-    // invocations finish (up to the grace period), close sessions, then connections.
+    // Shutdown runs these last five first: stop taking requests, let running
+    // invocations finish (up to the grace period), close sessions, send the
+    // admin answers held for their audit entries, then close connections.
     closers.push(() => listeners.close());
+    closers.push(() => admin.whenAnswered(config.shutdownGraceMs));
     closers.push(() => sessions.closeAll());
     closers.push(() => invoker.whenIdle(config.shutdownGraceMs));
     closers.push(() => listeners.drain());

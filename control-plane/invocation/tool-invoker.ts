@@ -30,6 +30,7 @@ import { SchemaChecker, type SchemaCheckSettings } from './schema-checker.js';
 import { askClient, isClientOperation, type CallingClient } from './calling-client.js';
 import { createRedactor } from './redact.js';
 import { describeProblems } from '../validation-problems.js';
+import { InFlight } from '../in-flight.js';
 
 /** Who made a call, as recorded in the invocation log (never a token or a key's value). */
 export type Caller =
@@ -146,8 +147,7 @@ export class ToolInvoker {
   readonly #ports: InvokerPorts;
   readonly #defaults: InvocationLimits;
   readonly #schemas: SchemaChecker;
-  #active = 0;
-  #idleWaiters: (() => void)[] = [];
+  readonly #inFlight = new InFlight();
 
   /**
    * `defaults`: the service-wide limits from the configuration; `schemaChecks`:
@@ -174,19 +174,12 @@ export class ToolInvoker {
 
   /** Invocations running now. */
   get active(): number {
-    return this.#active;
+    return this.#inFlight.count;
   }
 
   /** Resolves when no invocation runs, or after `timeoutMs` (shutdown's grace period). */
   whenIdle(timeoutMs: number): Promise<void> {
-    if (this.#active === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      this.#idleWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return this.#inFlight.whenIdle(timeoutMs);
   }
 
   /**
@@ -202,12 +195,7 @@ export class ToolInvoker {
 
   /** Runs a tool; tool failures are results (`ok: false`), never exceptions. */
   async invoke(request: InvokeRequest): Promise<InvokeResult> {
-    this.#active++;
-    try {
-      return await this.#run(request);
-    } finally {
-      if (--this.#active === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
-    }
+    return this.#inFlight.run(() => this.#run(request));
   }
 
   async #run(request: InvokeRequest): Promise<InvokeResult> {
