@@ -55,6 +55,7 @@ export const stringSlice = Function.prototype.call.bind(String.prototype.slice);
 
 export const NumberCtor = Number;
 export const NumberIsFinite = Number.isFinite;
+export const MathTrunc = Math.trunc;
 export const numberValueOf = Number.prototype.valueOf;
 export const booleanValueOf = Boolean.prototype.valueOf;
 export const bigintValueOf = BigInt.prototype.valueOf;

@@ -8,6 +8,8 @@
  */
 import {
   CtxTypeError,
+  MathTrunc,
+  NumberIsFinite,
   ObjectDefineProperty,
   ObjectFreeze,
   ReflectApply,
@@ -80,6 +82,28 @@ export function dictionary(value, where) {
  */
 export function member(options, key) {
   return options === undefined || options === null ? undefined : options[key];
+}
+
+/**
+ * An [EnforceRange] unsigned long (WebIDL's ConvertToInt): a number
+ * that is not finite, or whose integer part is below 0 or above 2^32 - 1, is
+ * a TypeError; anything else is truncated toward zero.
+ * @param {unknown} value
+ * @param {string} what e.g. "crypto.subtle.importKey: length"
+ */
+export function enforceUnsignedLong(value, what) {
+  // Unary plus is ToNumber itself: a BigInt or a Symbol throws a TypeError
+  // there, where Number(value) would quietly convert a BigInt.
+  const number = +(/** @type {any} */ (value));
+  if (!NumberIsFinite(number)) {
+    throw new CtxTypeError(what + ' must be a finite number, not ' + number);
+  }
+  const integer = MathTrunc(number);
+  if (integer < 0 || integer > 0xffffffff) {
+    throw new CtxTypeError(what + ' is outside the range of an unsigned long (0 to 4294967295)');
+  }
+  // `+ 0` turns -0 into +0, as ConvertToInt does.
+  return integer + 0;
 }
 
 /**

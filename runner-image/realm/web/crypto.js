@@ -21,7 +21,13 @@ import {
   weakMapSet,
 } from '../primordials.js';
 import { byteLimit, webCall } from '../bridge.js';
-import { CONSTRUCTING, checkConstructing, once, platformClasses } from '../webidl.js';
+import {
+  CONSTRUCTING,
+  checkConstructing,
+  enforceUnsignedLong,
+  once,
+  platformClasses,
+} from '../webidl.js';
 import * as bytes from './bytes.js';
 import { newDOMException } from './dom-exception.js';
 
@@ -227,10 +233,15 @@ export const webCrypto = once(function () {
     if (algorithm === null || typeof algorithm !== 'object') {
       throw new CtxTypeError(where + ": HMAC needs {name: 'HMAC', hash}");
     }
+    // The dictionary's members in WebIDL's order, each converted as it is
+    // read: the required hash, then length, an [EnforceRange] unsigned long
+    // whose bad value is a TypeError before the hash's name or the key's
+    // size is looked at.
     const hash = /** @type {any} */ (algorithm).hash;
-    const length = /** @type {any} */ (algorithm).length;
     if (hash === undefined) throw new CtxTypeError(where + ": HMAC needs a 'hash'");
-    return { hash: digestName(hash), length: length === undefined ? undefined : +length };
+    const given = /** @type {any} */ (algorithm).length;
+    const length = given === undefined ? undefined : enforceUnsignedLong(given, where + ': length');
+    return { hash: digestName(hash), length: length };
   }
 
   /**

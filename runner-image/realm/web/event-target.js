@@ -323,20 +323,24 @@ export const eventClasses = once(function () {
         throw new CtxTypeError("addEventListener: the 'signal' option must be an AbortSignal");
       }
       if (signal !== undefined && isAborted(signal)) return;
-      if (findListener(list, name, callback, capture) !== null) return;
-      /** @type {Listener} */
-      const listener = {
-        type: name,
-        callback: callback,
-        capture: capture,
-        once: once,
-        passive: passive,
-        removed: false,
-      };
-      list[list.length] = listener;
+      if (findListener(list, name, callback, capture) === null) {
+        list[list.length] = {
+          type: name,
+          callback: callback,
+          capture: capture,
+          once: once,
+          passive: passive,
+          removed: false,
+        };
+      }
+      // The signal's abort steps are added even when the listener was already
+      // there, and remove whichever listener then has this type, callback and
+      // capture (DOM "add an event listener", as Node does): a listener is
+      // known by that key, not by the call that registered it.
       if (signal !== undefined) {
         onAbort(signal, function () {
-          removeListener(list, listener);
+          const current = findListener(list, name, callback, capture);
+          if (current !== null) removeListener(list, current);
         });
       }
     }

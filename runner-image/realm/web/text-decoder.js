@@ -16,7 +16,7 @@ import { webCall } from '../bridge.js';
 import { member, once, platformClasses, remember, stateOf } from '../webidl.js';
 import { toBinary, viewOf } from './bytes.js';
 import { trimAsciiWhitespace } from './infra.js';
-import { freshUtf8State, utf8Decode } from './utf8.js';
+import { freshUtf8State, restartUtf8, utf8Decode } from './utf8.js';
 
 /** @typedef {import('./utf8.js').Utf8State} Utf8State */
 
@@ -32,7 +32,10 @@ export const textDecoderClass = once(function () {
   };
 
   /**
-   * @typedef {{ encoding: string, fatal: boolean, ignoreBOM: boolean, utf8: Utf8State | null }} DecoderState
+   * @typedef {{
+   *   encoding: string, fatal: boolean, ignoreBOM: boolean, utf8: Utf8State | null,
+   *   doNotFlush: boolean,
+   * }} DecoderState
    */
   /** @type {WeakMap<object, DecoderState>} */
   const decoders = new CtxWeakMap();
@@ -71,6 +74,7 @@ export const textDecoderClass = once(function () {
         fatal: fatal,
         ignoreBOM: ignoreBOM,
         utf8: encoding === 'utf-8' ? freshUtf8State() : null,
+        doNotFlush: false,
       });
     }
 
@@ -104,15 +108,13 @@ export const textDecoderClass = once(function () {
       const stream =
         options !== undefined && options !== null && !!(/** @type {any} */ (options).stream);
       if (state.utf8 !== null) {
-        const utf8 = state.utf8;
-        try {
-          const text = utf8Decode(utf8, view, !stream, state.fatal, state.ignoreBOM);
-          if (!stream) state.utf8 = freshUtf8State();
-          return text;
-        } catch (error) {
-          state.utf8 = freshUtf8State();
-          throw error;
-        }
+        // The standard's "do not flush" flag: a call begins a new stream only
+        // when the call before it did not ask for {stream: true}. A call that
+        // throws (fatal) ends nothing: the stream goes on with its next chunk,
+        // and the BOM seen before the error stays seen, as in Node.
+        if (!state.doNotFlush) restartUtf8(state.utf8);
+        state.doNotFlush = stream;
+        return utf8Decode(state.utf8, view, !stream, state.fatal, state.ignoreBOM);
       }
       if (stream) {
         throw new CtxTypeError(

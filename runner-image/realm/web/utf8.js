@@ -92,6 +92,15 @@ export function freshUtf8State() {
 }
 
 /**
+ * Makes `state` that of a stream not yet begun.
+ * @param {Utf8State} state
+ */
+export function restartUtf8(state) {
+  resetSequence(state);
+  state.bomSeen = false;
+}
+
+/**
  * Forgets the sequence being decoded (an error ended it).
  * @param {Utf8State} state
  */
@@ -105,7 +114,12 @@ function resetSequence(state) {
 
 /**
  * The Encoding standard's UTF-8 decoder (§8.1.1) over one chunk; `flush`
- * ends the stream (an unfinished sequence is an error).
+ * ends the stream (an unfinished sequence is an error). A fatal error throws
+ * with the sequence in `state` already forgotten, and the rest of the chunk
+ * is dropped, as Node does. Whether a byte order mark was seen is recorded
+ * in `state` only when the chunk's text is returned (the standard's
+ * "serialize I/O queue"): a chunk that throws outputs nothing, so its
+ * characters are not the stream's first and a BOM after it is still one.
  * @param {Utf8State} state
  * @param {Uint8Array} input
  * @param {boolean} flush
@@ -115,10 +129,11 @@ function resetSequence(state) {
 export function utf8Decode(state, input, flush, fatal, ignoreBOM) {
   const out = stringBuilder();
   const emit = out.push;
+  let bomSeen = state.bomSeen;
   /** @param {number} codePoint */
   function emitCodePoint(codePoint) {
-    if (!state.bomSeen) {
-      state.bomSeen = true;
+    if (!bomSeen) {
+      bomSeen = true;
       if (codePoint === 0xfeff && !ignoreBOM) return;
     }
     if (codePoint > 0xffff) {
@@ -174,6 +189,7 @@ export function utf8Decode(state, input, flush, fatal, ignoreBOM) {
     resetSequence(state);
     error();
   }
+  state.bomSeen = bomSeen;
   return out.text();
 }
 
