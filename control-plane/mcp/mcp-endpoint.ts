@@ -2,7 +2,8 @@
  * `/mcp` of a hosted server, in both protocol eras, decided per request as
  * the specification's backward-compatibility section says: a POST is read
  * once (incoming-request.ts) and classified by the SDK's own classifier
- * (`classifyInboundRequest`): a request whose `_meta` claims a protocol
+ * (`classifyInboundRequest`, or its certain verdicts without it: era-routing.ts):
+ * a request whose `_meta` claims a protocol
  * version — or whose `MCP-Protocol-Version` header names a modern one — is
  * the modern era's (modern-endpoint.ts, stateless); `initialize`, requests
  * of a session and everything without a claim are the legacy era's
@@ -14,18 +15,13 @@
  * a McphostError with the registry's status and code, never a 500.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  classifyInboundRequest,
-  PROTOCOL_VERSION_META_KEY,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type RequestId,
-} from '@modelcontextprotocol/server';
+import { SUPPORTED_PROTOCOL_VERSIONS, type RequestId } from '@modelcontextprotocol/server';
 import { isMcphostError, McphostError } from '../errors.js';
 import { sendJson, sendJsonRpcError } from '../http/index.js';
 import { checkClientDeclarations } from './client-declarations.js';
+import { classifierRefusal, routeOf } from './era-routing.js';
 import { readPost, type IncomingPost } from './incoming-request.js';
 import { LegacySessions, type LegacySessionsOptions } from './legacy-sessions.js';
-import { MODERN_PROTOCOL_VERSION } from './hosted-mcp-server.js';
 import { unsupportedRevision, type LadderAnswer, type ModernEndpoint } from './modern-endpoint.js';
 import type { ParkRelay } from './park-relay.js';
 import type { RequestScope } from './request-scope.js';
@@ -90,33 +86,24 @@ export class McpEndpoint {
       chargeBatch(post.messages.length);
       // Before the SDK's schemas read what the client declares of itself (client-declarations.ts).
       for (const message of post.messages) checkClientDeclarations(message);
-      const outcome = plainLegacyRequest(req, post)
-        ? LEGACY
-        : classifyInboundRequest({
-            httpMethod: 'POST',
-            protocolVersionHeader: header(req, 'mcp-protocol-version'),
-            mcpMethodHeader: header(req, 'mcp-method'),
-            mcpNameHeader: header(req, 'mcp-name'),
-            body: post.batch ? post.messages : post.messages[0],
-          });
+      const { outcome, envelopeUnchecked } = routeOf(req, post);
       switch (outcome.kind) {
         case 'reject':
-          answerLadder(res, {
-            status: outcome.httpStatus,
-            id,
-            error: {
-              code: outcome.code,
-              message: outcome.message,
-              ...(outcome.data === undefined ? {} : { data: outcome.data }),
-            },
-          });
+          answerLadder(res, ladderAnswerOf(outcome, id));
           return;
         case 'modern': {
           const modern = this.#options.modern;
           const refused =
             modern === undefined
               ? legacyOnly(outcome.classification.revision, id)
-              : await modern.serve(outcome, { req, res, subdomain, scope });
+              : await modern.serve(outcome, {
+                  req,
+                  res,
+                  subdomain,
+                  scope,
+                  // Routed without the classifier's envelope rung: its refusal stands in for the SDK's.
+                  ...(envelopeUnchecked ? { refusalOf: () => ladderRefusalOf(req, post, id) } : {}),
+                });
           if (refused !== undefined) answerLadder(res, refused);
           return;
         }
@@ -132,36 +119,35 @@ export class McpEndpoint {
   }
 }
 
-const LEGACY = { kind: 'legacy' } as const;
-
-/**
- * True for the commonest request of a session, which the SDK's classifier
- * would route to the legacy era by its last rule ("no claim"): one request,
- * not `initialize`, no `_meta` protocol-version claim, no modern
- * `MCP-Protocol-Version` header. Answered without it, since its zod guards
- * cost ~17 µs a request (docs/decisions.md); everything else goes to it.
- */
-function plainLegacyRequest(req: IncomingMessage, post: IncomingPost): boolean {
-  const [message] = post.messages;
-  if (post.batch || message === undefined || !('method' in message) || !('id' in message)) {
-    return false;
-  }
-  if (message.method === 'initialize') return false;
-  const version = req.headers['mcp-protocol-version'];
-  if (typeof version === 'string' && version >= MODERN_PROTOCOL_VERSION) return false;
-  const meta = (message.params as { _meta?: unknown } | undefined)?._meta;
-  return !(meta !== null && typeof meta === 'object' && PROTOCOL_VERSION_META_KEY in meta);
-}
-
 /** The id of a POST that holds one request, to echo in an error answer; null otherwise. */
 function singleRequestId(post: IncomingPost): RequestId | null {
   const [first] = post.messages;
   return !post.batch && first !== undefined && 'method' in first && 'id' in first ? first.id : null;
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return typeof value === 'string' ? value : undefined;
+/** The classifier's refusal of a POST routed without it, as the ladder answers it; undefined when it accepts it. */
+function ladderRefusalOf(
+  req: IncomingMessage,
+  post: IncomingPost,
+  id: RequestId | null,
+): LadderAnswer | undefined {
+  const refusal = classifierRefusal(req, post);
+  return refusal === undefined ? undefined : ladderAnswerOf(refusal, id);
+}
+
+function ladderAnswerOf(
+  outcome: Extract<ReturnType<typeof routeOf>['outcome'], { kind: 'reject' }>,
+  id: RequestId | null,
+): LadderAnswer {
+  return {
+    status: outcome.httpStatus,
+    id,
+    error: {
+      code: outcome.code,
+      message: outcome.message,
+      ...(outcome.data === undefined ? {} : { data: outcome.data }),
+    },
+  };
 }
 
 /** The answer of an endpoint without the modern era to a modern request. */

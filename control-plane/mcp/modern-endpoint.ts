@@ -85,6 +85,12 @@ export interface ModernRequest {
   res: ServerResponse;
   subdomain: string;
   scope: AdmittedScope;
+  /**
+   * For a request routed without the classifier's envelope rung
+   * (era-routing.ts): the classifier's refusal of it, if it refuses it, to
+   * answer in place of the protocol layer's refusal before any handler.
+   */
+  refusalOf?: () => LadderAnswer | undefined;
 }
 
 export class ModernEndpoint {
@@ -164,7 +170,7 @@ export class ModernEndpoint {
         return undefined;
       }
     }
-    instance.transport.serve(call, res, authInfoOf(scope));
+    instance.transport.serve(call, res, authInfoOf(scope), request.refusalOf);
     return undefined;
   }
 

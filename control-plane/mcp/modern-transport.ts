@@ -66,6 +66,14 @@ interface Exchange {
   readonly stream: AnswerSink;
   /** True while the request is being handed to the protocol layer (its pre-handler gates answer then). */
   dispatching: boolean;
+  /** What answers in place of a pre-handler refusal, when anything does (ModernRequest.refusalOf). */
+  readonly refusalOf?: () => LadderRefusal | undefined;
+}
+
+/** A refusal answered in place of the protocol layer's, with its HTTP status. */
+export interface LadderRefusal {
+  status: number;
+  error: { code: number; message: string; data?: unknown };
 }
 
 export interface ModernTransportOptions {
@@ -95,12 +103,22 @@ export class ModernTransport extends PerRequestHTTPServerTransport {
 
   override async start(): Promise<void> {}
 
-  /** Serves one request on `res`; `authInfo` carries the caller to the handlers. */
-  serve(request: JSONRPCRequest, res: ServerResponse, authInfo: AuthInfo): void {
+  /**
+   * Serves one request on `res`; `authInfo` carries the caller to the
+   * handlers; `refusalOf` gives what answers in place of a refusal before
+   * any handler, if anything does.
+   */
+  serve(
+    request: JSONRPCRequest,
+    res: ServerResponse,
+    authInfo: AuthInfo,
+    refusalOf?: () => LadderRefusal | undefined,
+  ): void {
     this.serveTo(
       request,
       (onGone) => new ResponseStream(res, undefined, this.#keepAliveMs, onGone),
       authInfo,
+      refusalOf,
     );
   }
 
@@ -113,12 +131,14 @@ export class ModernTransport extends PerRequestHTTPServerTransport {
     request: JSONRPCRequest,
     open: (onGone: () => void) => AnswerSink,
     authInfo: AuthInfo,
+    refusalOf?: () => LadderRefusal | undefined,
   ): () => void {
     const id = this.#nextId++;
     const exchange: Exchange = {
       clientId: request.id,
       stream: open(() => this.#cancel(id)),
       dispatching: true,
+      ...(refusalOf === undefined ? {} : { refusalOf }),
     };
     this.#exchanges.set(id, exchange);
     try {
@@ -142,6 +162,13 @@ export class ModernTransport extends PerRequestHTTPServerTransport {
       return;
     }
     this.#exchanges.delete(id as number);
+    const replaced =
+      'error' in message && exchange.dispatching ? exchange.refusalOf?.() : undefined;
+    if (replaced !== undefined) {
+      const refusal = { jsonrpc: '2.0' as const, id: exchange.clientId, error: replaced.error };
+      exchange.stream.finish(refusal, undefined, replaced.status);
+      return;
+    }
     const answer = { ...message, id: exchange.clientId } as JSONRPCMessage;
     const code = 'error' in message ? message.error.code : undefined;
     const status =

@@ -351,6 +351,46 @@ describe('the modern wire', () => {
     expect(noName.body).toMatchObject({ id: 4, error: { code: -32020 } });
   });
 
+  it('refuses a malformed _meta envelope with the classifier’s own answer, however the request was routed', async () => {
+    // Routed without the classifier (era-routing.ts): the protocol layer refuses the envelope,
+    // and the answer is the one the classifier gives (400, -32602, the key and its problem).
+    const cases = [
+      { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+      { ...meta, 'io.modelcontextprotocol/clientCapabilities': 'none' },
+      { ...meta, 'io.modelcontextprotocol/clientInfo': { name: 7 } },
+      { ...meta, 'io.modelcontextprotocol/logLevel': 'loud' },
+    ];
+    for (const [index, envelope] of cases.entries()) {
+      for (const method of ['tools/list', 'tools/call']) {
+        const params =
+          method === 'tools/call'
+            ? { name: 'echo', arguments: { text: 'x' }, _meta: envelope }
+            : { _meta: envelope };
+        const refused = await post({ jsonrpc: '2.0', id: index, method, params });
+        const what = `${method} ${JSON.stringify(envelope)}`;
+        expect(refused.status, what).toBe(400);
+        expect(refused.body, what).toMatchObject({
+          id: index,
+          error: {
+            code: -32602,
+            message: expect.stringMatching(
+              /^Invalid _meta envelope for protocol revision 2026-07-28: io\.modelcontextprotocol\//,
+            ),
+            data: { envelope: { key: expect.any(String), problem: expect.any(String) } },
+          },
+        });
+      }
+    }
+    // The same request with a valid envelope is served.
+    const served = await post({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/list',
+      params: { _meta: meta },
+    });
+    expect(served.status).toBe(200);
+  });
+
   it('cancels a call whose client closes its response (the 2026-07-28 way to cancel)', async () => {
     const controller = new AbortController();
     const response = loopbackFetch(plane.mcpUrl(SUB), {
