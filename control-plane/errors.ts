@@ -170,6 +170,12 @@ const CONTROL_PLANE = {
     'A change was saved, but this replica could not load it yet (it retries; the log has the cause).',
     { infrastructure: true },
   ),
+  ERR_NOT_AUDITED: spec(
+    503,
+    INTERNAL,
+    'A change was made, but its audit entry could not be written in time (the log has the entry and the cause).',
+    { infrastructure: true },
+  ),
   ERR_CONFIG: spec(500, INTERNAL, 'A configuration value is invalid (at start-up).', {
     exposable: false,
   }),

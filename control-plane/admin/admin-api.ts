@@ -91,6 +91,25 @@ export function adminRoutes(context: AdminContext, token: AdminToken): AdminRout
   return api;
 }
 
+/**
+ * How long an audited answer waits for its entry: a store that does not
+ * answer must not hold the caller's connection (nor shutdown) for longer.
+ */
+const AUDIT_WRITE_WAIT_MS = 5_000;
+
+/** `work`'s value, or undefined once `ms` have passed without it. */
+async function withinTime<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The admin side: its request handler, and its route table (each route with its rule). */
 export interface AdminApi {
   handle: Handler;
@@ -275,19 +294,29 @@ export function createAdminApi(options: AdminApiOptions): AdminApi {
           const status = held?.status ?? res.statusCode;
           if (status < 400) {
             const answer = held?.body;
-            await context.audit.record(req, principal!, {
-              action: rule.audit!.action,
-              server: params.sub ?? rule.audit!.server?.(answer) ?? null,
-              target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
-              outcome: 'ok',
-              before,
-              after:
-                answer === undefined
-                  ? undefined
-                  : rule.audit!.after
-                    ? rule.audit!.after(answer)
-                    : answer,
-            });
+            const written = await withinTime(
+              AUDIT_WRITE_WAIT_MS,
+              context.audit.record(req, principal!, {
+                action: rule.audit!.action,
+                server: params.sub ?? rule.audit!.server?.(answer) ?? null,
+                target: targetOf(params) ?? rule.audit!.target?.(answer) ?? null,
+                outcome: 'ok',
+                before,
+                after:
+                  answer === undefined
+                    ? undefined
+                    : rule.audit!.after
+                      ? rule.audit!.after(answer)
+                      : answer,
+              }),
+            );
+            // An answer sent always has its entry: without one, the caller hears so instead.
+            if (written !== true) {
+              throw new McphostError(
+                'ERR_NOT_AUDITED',
+                `the change was made, but its audit entry could not be written ${written === undefined ? `within ${AUDIT_WRITE_WAIT_MS} ms` : '(the store refused it)'}: the log has the entry and the cause`,
+              );
+            }
           }
           if (held !== undefined) writeAnswer(res, held);
         }

@@ -76,17 +76,20 @@ export class AuditTrail {
     this.#sweep.unref();
   }
 
-  /** Records `event` of `who` (a principal, or an actor for sign-ins) on `req`. */
+  /**
+   * Records `event` of `who` (a principal, or an actor for sign-ins) on `req`;
+   * resolves false when the store refused it (the log says why).
+   */
   async record(
     req: IncomingMessage,
     who: Principal | AuditActor,
     event: AuditEvent,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const summary: AuditEntryInput['summary'] = {};
     if (event.before !== undefined) summary.before = auditSummaryOf(event.before);
     if (event.after !== undefined) summary.after = auditSummaryOf(event.after);
     if (event.note !== undefined) summary.note = event.note;
-    await this.#append(req, actorOf(who), { ...event, summary });
+    return (await this.#append(req, actorOf(who), { ...event, summary })) !== undefined;
   }
 
   /**

@@ -440,10 +440,14 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     // Shutdown runs these last five first: stop taking requests, let running
     // invocations finish (up to the grace period), close sessions, send the
     // admin answers held for their audit entries, then close connections.
+    // One grace period for both waits, counted from when the waiting begins.
+    let graceEnds: number | undefined;
+    const graceLeft = () =>
+      Math.max(0, (graceEnds ??= Date.now() + config.shutdownGraceMs) - Date.now());
     closers.push(() => listeners.close());
-    closers.push(() => admin.whenAnswered(config.shutdownGraceMs));
+    closers.push(() => admin.whenAnswered(graceLeft()));
     closers.push(() => sessions.closeAll());
-    closers.push(() => invoker.whenIdle(config.shutdownGraceMs));
+    closers.push(() => invoker.whenIdle(graceLeft()));
     closers.push(() => listeners.drain());
     return {
       port: listeners.port,

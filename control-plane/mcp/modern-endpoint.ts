@@ -133,6 +133,9 @@ export class ModernEndpoint {
           )
         : undefined);
     if (problem !== undefined) {
+      // The classifier's refusal comes first in the ladder, as it would have without the shortcut.
+      const refused = request.refusalOf?.();
+      if (refused !== undefined) return refused;
       return {
         status: 400,
         id,
@@ -143,8 +146,11 @@ export class ModernEndpoint {
       };
     }
     const instance = await this.#options.servers.get(subdomain);
-    if (instance === undefined)
+    if (instance === undefined) {
+      const refused = request.refusalOf?.();
+      if (refused !== undefined) return refused;
       throw new McphostError('ERR_NOT_FOUND', 'no server at this address');
+    }
     if (call.method === 'subscriptions/listen') {
       this.#options.listen.open({
         subdomain,

@@ -381,6 +381,19 @@ describe('the modern wire', () => {
         });
       }
     }
+    // The classifier's rung comes before the standard headers' (-32020), shortcut or not.
+    const headerless = await post(
+      { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: cases[0] } },
+      { 'mcp-method': '' },
+    );
+    expect(headerless.status).toBe(400);
+    expect(headerless.body).toMatchObject({ id: 8, error: { code: -32602 } });
+    const nameless = await post(
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', _meta: cases[1] } },
+      { 'mcp-name': 'other' },
+    );
+    expect(nameless.status).toBe(400);
+    expect(nameless.body).toMatchObject({ id: 7, error: { code: -32602 } });
     // The same request with a valid envelope is served.
     const served = await post({
       jsonrpc: '2.0',
