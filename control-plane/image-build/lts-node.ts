@@ -8,16 +8,18 @@
  * dependencies reaches: `node-linux-<arch>` is the plain package of files that
  * the `node` package's installer links, holding the official, glibc-linked
  * binary. The tarball is checked against the pinned sha512 before a byte of it
- * is unpacked, and kept in a cache folder so later builds need no network.
+ * is unpacked, the unpacked binary against its pinned sha256, and the binary
+ * is kept in a private cache folder so later builds need no network; a cached
+ * binary is hashed against the pin before it is trusted, never run to ask.
  * Failing to get it never fails a start: the host's node is used, with a
  * warning that says why.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, rename, rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { createReadStream, createWriteStream, rmSync } from 'node:fs';
+import { chmod, lstat, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
@@ -83,10 +85,21 @@ export async function fetchNodeRelease(options: FetchNodeReleaseOptions = {}): P
   if (pkg === undefined)
     throw failure(`npm publishes no node binary package for ${platform}-${arch}`);
   const expected = release.integrity[pkg.arch];
-  const folder = join(options.cacheDir ?? DEFAULT_NODE_CACHE_DIR, `${pkg.name}-${release.version}`);
-  const binary = join(folder, 'node');
+  const expectedBinary = release.binarySha256[pkg.arch];
+  const what = `${pkg.name}@${release.version}`;
+  const cacheDir = resolve(options.cacheDir ?? DEFAULT_NODE_CACHE_DIR);
+  const cacheFolder = join(cacheDir, `${pkg.name}-${release.version}`);
   const wanted = `v${release.version}`;
-  if ((await reportedVersion(binary)) === wanted) return { path: binary, version: wanted };
+  // A folder another user can write to may hold their binary, or get one after our check:
+  // nothing in it is looked at, and the binary is fetched into a private folder instead.
+  const refusal = await unsafeCacheReason(cacheDir, cacheFolder);
+  if (refusal !== undefined)
+    options.log?.(
+      `not using the node cache ${cacheDir}: ${refusal}; fetching into a private folder`,
+    );
+  // The cached file is hashed, never run, before it is trusted: it may be anyone's.
+  else if ((await sha256OfFile(join(cacheFolder, 'node'))) === expectedBinary)
+    return { path: join(cacheFolder, 'node'), version: wanted };
 
   const fetchImpl = options.fetch ?? fetch;
   const registry = (options.registry ?? NPM_REGISTRY).replace(/\/+$/, '');
@@ -95,27 +108,36 @@ export async function fetchNodeRelease(options: FetchNodeReleaseOptions = {}): P
   const dist = parseDist(metadata, metadataUrl);
   // The registry's own claim must match the pin before its tarball is even asked for.
   if (dist.integrity !== expected)
-    throw failure(
-      `${pkg.name}@${release.version}: the registry lists integrity ${dist.integrity}, pinned is ${expected}`,
-    );
+    throw failure(`${what}: the registry lists integrity ${dist.integrity}, pinned is ${expected}`);
   options.log?.(`fetching ${dist.tarball}`);
   const tarball = await download(fetchImpl, dist.tarball, TARBALL_TIMEOUT_MS);
-  verifyIntegrity(tarball, expected, `${pkg.name}@${release.version}`);
+  verifyIntegrity(tarball, expected, what);
 
-  await mkdir(folder, { recursive: true });
-  // Unpacked beside its final name and renamed: a half-written binary is never found.
-  const partial = `${binary}.${process.pid}.partial`;
+  const folder =
+    refusal === undefined
+      ? await privateCacheFolder(cacheDir, cacheFolder)
+      : await privateTemporaryFolder(pkg.name);
+  const binary = join(folder, 'node');
+  // Unpacked into a folder of its own (mkdtemp: a name no one else writes, created here, so
+  // no planted link is followed) and renamed: a half-written binary is never found.
+  const partialFolder = await mkdtemp(join(folder, '.partial-'));
+  const partial = join(partialFolder, 'node');
   try {
     await extractFile(tarball, 'package/bin/node', partial);
+    const actual = await sha256OfFile(partial);
+    if (actual !== expectedBinary)
+      throw failure(
+        `${what}: its bin/node hashes to sha256 ${actual}, pinned is ${expectedBinary}; refused`,
+      );
     await chmod(partial, 0o755);
     const version = await reportedVersion(partial);
     if (version !== wanted)
       throw failure(
-        `${pkg.name}@${release.version} unpacked a node that ${version === undefined ? 'does not run here' : `reports ${version}`}`,
+        `${what} unpacked a node that ${version === undefined ? 'does not run here' : `reports ${version}`}`,
       );
     await rename(partial, binary);
   } finally {
-    await rm(partial, { force: true });
+    await rm(partialFolder, { recursive: true, force: true });
   }
   return { path: binary, version: wanted };
 }
@@ -197,6 +219,74 @@ async function reportedVersion(binary: string): Promise<string | undefined> {
   }
 }
 
+/** sha256 (hex) of the file at `path`, streamed; undefined when it cannot be read. */
+async function sha256OfFile(path: string): Promise<string | undefined> {
+  const hash = createHash('sha256');
+  try {
+    await pipeline(createReadStream(path), hash);
+  } catch {
+    return undefined;
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Why the cache folders may hold a file someone else put or swaps there, or
+ * undefined when only this user (and root) can write to them or to any folder
+ * above them. Folders not made yet are fine: {@link privateCacheFolder} makes
+ * them private. A folder above may be writable by all when sticky (`/tmp`).
+ */
+async function unsafeCacheReason(
+  cacheDir: string,
+  cacheFolder: string,
+): Promise<string | undefined> {
+  const uid = process.getuid?.();
+  if (uid === undefined) return 'this platform has no owners to check';
+  for (const folder of [cacheFolder, cacheDir]) {
+    const info = await lstat(folder).catch(() => undefined);
+    if (info === undefined) continue;
+    if (!info.isDirectory()) return `${folder} is not a folder (a link is not followed)`;
+    if (info.uid !== uid) return `${folder} belongs to uid ${info.uid}, not ${uid}`;
+    if ((info.mode & 0o022) !== 0)
+      return `${folder} is writable by others (mode ${(info.mode & 0o7777).toString(8)})`;
+  }
+  for (let folder = dirname(cacheDir); ; folder = dirname(folder)) {
+    const info = await stat(folder).catch(() => undefined);
+    if (info !== undefined) {
+      if (info.uid !== uid && info.uid !== 0) return `${folder} belongs to uid ${info.uid}`;
+      if ((info.mode & 0o022) !== 0 && (info.mode & 0o1000) === 0)
+        return `${folder} is writable by others (mode ${(info.mode & 0o7777).toString(8)})`;
+    }
+    if (dirname(folder) === folder) return undefined;
+  }
+}
+
+/** Makes the cache folders (0700) and checks them again: another user may have been first. */
+async function privateCacheFolder(cacheDir: string, cacheFolder: string): Promise<string> {
+  await mkdir(cacheFolder, { recursive: true, mode: 0o700 });
+  const refusal = await unsafeCacheReason(cacheDir, cacheFolder);
+  if (refusal !== undefined) throw failure(`cannot keep node in ${cacheDir}: ${refusal}`);
+  return cacheFolder;
+}
+
+/** Temporary folders holding a binary for this process only; removed when it exits. */
+const temporaryFolders = new Set<string>();
+
+/**
+ * A fresh folder only this user can enter (mkdtemp makes it 0700), for when
+ * the cache is refused. Its binary must outlive this call (the base image is
+ * built from it later), so it is removed when the process exits.
+ */
+async function privateTemporaryFolder(name: string): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), `mcphost-${name}-`));
+  if (temporaryFolders.size === 0)
+    process.once('exit', () => {
+      for (const each of temporaryFolders) rmSync(each, { recursive: true, force: true });
+    });
+  temporaryFolders.add(folder);
+  return folder;
+}
+
 async function download(fetchImpl: typeof fetch, url: string, timeoutMs: number): Promise<Buffer> {
   let response: Response;
   try {
@@ -237,7 +327,7 @@ async function extractFile(tarball: Buffer, entryName: string, destination: stri
       return;
     }
     found = true;
-    pipeline(stream, createWriteStream(destination, { mode: 0o700 })).then(
+    pipeline(stream, createWriteStream(destination, { flags: 'wx', mode: 0o700 })).then(
       () => next(),
       (error: unknown) => next(error as Error),
     );

