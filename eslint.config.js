@@ -49,12 +49,36 @@ export default tseslint.config(
     // runner-image/realm/ is bundled into the script each tool context
     // evaluates (runner-image/realm/install.js, scripts/build-harness.ts):
     // modules with the language's own globals and nothing of Node's or the host's.
+    // A tool may replace any of those globals (globalThis.TypeError = …), so the
+    // realm reads them only through primordials.js, which captures them before
+    // tool code runs (and turns this rule off for itself). undefined, NaN and
+    // Infinity are read-only, so not listed.
     files: ['runner-image/realm/**/*.js'],
     languageOptions: {
       sourceType: 'module',
       globals: { process: 'off', console: 'off' },
     },
-    rules: { 'no-undef': 'error' },
+    rules: {
+      'no-undef': 'error',
+      'no-restricted-globals': [
+        'error',
+        ...(
+          'AggregateError Array ArrayBuffer Atomics BigInt BigInt64Array BigUint64Array Boolean ' +
+          'DataView Date decodeURI decodeURIComponent encodeURI encodeURIComponent Error escape ' +
+          'eval EvalError FinalizationRegistry Float16Array Float32Array Float64Array Function ' +
+          'globalThis Int16Array Int32Array Int8Array Intl isFinite isNaN Iterator JSON Map Math ' +
+          'Number Object parseFloat parseInt Promise Proxy RangeError ReferenceError Reflect ' +
+          'RegExp Set SharedArrayBuffer String Symbol SyntaxError TypeError Uint16Array ' +
+          'Uint32Array Uint8Array Uint8ClampedArray unescape URIError WeakMap WeakRef WeakSet ' +
+          'WebAssembly'
+        )
+          .split(' ')
+          .map((name) => ({
+            name,
+            message: `a tool may replace the global '${name}': take it from primordials.js`,
+          })),
+      ],
+    },
   },
   {
     // The top-level files (main.ts, config.ts, errors.ts…) use folders through

@@ -11,6 +11,8 @@ import {
   CtxRegExp,
   CtxSet,
   JSONStringify,
+  NumberParseFloat,
+  NumberParseInt,
   ObjectKeys,
   ObjectPrototypeToString,
   ReflectApply,
@@ -213,8 +215,8 @@ export function formatArguments(args) {
         text +=
           typeof arg === 'bigint'
             ? StringCtor(arg) + 'n'
-            : StringCtor(directive === 'i' ? parseInt(arg) : +arg);
-      else if (directive === 'f') text += StringCtor(parseFloat(arg));
+            : StringCtor(directive === 'i' ? NumberParseInt(arg) : +arg);
+      else if (directive === 'f') text += StringCtor(NumberParseFloat(arg));
       else if (directive === 'j') {
         try {
           text += JSONStringify(arg);

@@ -12,7 +12,14 @@
  * The host hands `install` ONE function (the bridge, bridge.js) and drives
  * the context through what `install` returns (`ContextApi` in tool-context.ts).
  */
-import { JSONParse, ObjectFreeze, ReflectApply, then } from './primordials.js';
+import {
+  CtxAtomics,
+  JSONParse,
+  ObjectFreeze,
+  ReflectApply,
+  contextGlobal,
+  then,
+} from './primordials.js';
 import { connectBridge } from './bridge.js';
 import { closeCalls, settle } from './calls.js';
 import { setCallingClient } from './client.js';
@@ -65,7 +72,7 @@ function cancel() {
 export function install(hostBridge) {
   connectBridge(hostBridge);
   /** The context's global, as the untyped bag of properties it is to us. */
-  const G = /** @type {Record<string, unknown>} */ (globalThis);
+  const G = /** @type {Record<string, unknown>} */ (contextGlobal);
   installTimers(G);
   installWebPlatform(G);
 
@@ -76,8 +83,8 @@ export function install(hostBridge) {
   // the drain and leave the tool waiting for one that never comes.
   delete G.FinalizationRegistry;
   delete G.WebAssembly;
-  if (typeof Atomics === 'object') {
-    delete (/** @type {{ waitAsync?: unknown }} */ (Atomics).waitAsync);
+  if (CtxAtomics !== undefined) {
+    delete (/** @type {{ waitAsync?: unknown }} */ (CtxAtomics).waitAsync);
   }
 
   return ObjectFreeze({

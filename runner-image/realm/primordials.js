@@ -1,4 +1,5 @@
 // @ts-check
+/* eslint-disable no-restricted-globals -- the one module that reads the globals, before any tool code runs */
 /**
  * The language's built-ins the realm code uses, captured once per realm: this
  * module is the first the bootstrap evaluates (tool-context.ts evaluates the
@@ -14,6 +15,11 @@
  * and RegExp prototypes are kept as their getters: calling one is the
  * engine's own brand check, which no property of the object can forge.
  */
+
+/** The context's global object itself (a tool may replace its `globalThis` property). */
+export const contextGlobal = globalThis;
+/** Atomics where the engine has it, else undefined. */
+export const CtxAtomics = typeof Atomics === 'object' ? Atomics : undefined;
 
 export const ReflectApply = Reflect.apply;
 export const ReflectOwnKeys = Reflect.ownKeys;
@@ -44,6 +50,10 @@ export const promiseReject = Promise.reject;
 export const CtxError = Error;
 export const CtxTypeError = TypeError;
 export const CtxRangeError = RangeError;
+export const CtxEvalError = EvalError;
+export const CtxReferenceError = ReferenceError;
+export const CtxSyntaxError = SyntaxError;
+export const CtxURIError = URIError;
 
 export const StringCtor = String;
 export const StringFromCharCode = String.fromCharCode;
@@ -55,11 +65,15 @@ export const stringSlice = Function.prototype.call.bind(String.prototype.slice);
 
 export const NumberCtor = Number;
 export const NumberIsFinite = Number.isFinite;
+/** The same functions as the globals `parseInt` and `parseFloat`. */
+export const NumberParseInt = Number.parseInt;
+export const NumberParseFloat = Number.parseFloat;
 export const MathTrunc = Math.trunc;
 export const numberValueOf = Number.prototype.valueOf;
 export const booleanValueOf = Boolean.prototype.valueOf;
 export const bigintValueOf = BigInt.prototype.valueOf;
 export const SymbolIterator = Symbol.iterator;
+export const SymbolToStringTag = Symbol.toStringTag;
 export const symbolToString = Symbol.prototype.toString;
 export const symbolValueOf = Symbol.prototype.valueOf;
 export const functionToString = Function.prototype.toString;
@@ -93,7 +107,23 @@ export const weakSetAdd = WeakSet.prototype.add;
 export const weakSetHas = WeakSet.prototype.has;
 export const weakRefDeref = typeof WeakRef === 'function' ? WeakRef.prototype.deref : undefined;
 
+export const CtxInt8Array = Int8Array;
 export const CtxUint8Array = Uint8Array;
+export const CtxUint8ClampedArray = Uint8ClampedArray;
+export const CtxInt16Array = Int16Array;
+export const CtxUint16Array = Uint16Array;
+export const CtxInt32Array = Int32Array;
+export const CtxUint32Array = Uint32Array;
+export const CtxFloat32Array = Float32Array;
+export const CtxFloat64Array = Float64Array;
+export const CtxBigInt64Array = BigInt64Array;
+export const CtxBigUint64Array = BigUint64Array;
+/** Float16Array where the engine has it (recent V8 only), else undefined. */
+export const CtxFloat16Array = /** @type {Function | undefined} */ (
+  typeof (/** @type {any} */ (globalThis).Float16Array) === 'function'
+    ? /** @type {any} */ (globalThis).Float16Array
+    : undefined
+);
 export const CtxDataView = DataView;
 export const ArrayBufferIsView = ArrayBuffer.isView;
 
@@ -112,7 +142,7 @@ function getterOf(prototype, key) {
 
 const TypedArrayPrototype = ObjectGetPrototypeOf(Uint8Array.prototype);
 /** The typed array's tag (`'Uint8Array'`…), undefined for anything else; never throws. */
-export const typedArrayTag = getterOf(TypedArrayPrototype, Symbol.toStringTag);
+export const typedArrayTag = getterOf(TypedArrayPrototype, SymbolToStringTag);
 export const typedArrayBuffer = getterOf(TypedArrayPrototype, 'buffer');
 export const typedArrayOffset = getterOf(TypedArrayPrototype, 'byteOffset');
 export const typedArrayByteLength = getterOf(TypedArrayPrototype, 'byteLength');

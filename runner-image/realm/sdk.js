@@ -9,6 +9,7 @@ import {
   JSONStringify,
   ObjectDefineProperty,
   ObjectFreeze,
+  contextGlobal,
   then,
 } from './primordials.js';
 import { bridge } from './bridge.js';
@@ -18,7 +19,7 @@ import { content } from './content.js';
 import { makeError, rejected } from './errors.js';
 
 /** The context's global, as the untyped bag of properties it is to us. */
-const G = /** @type {Record<string, unknown>} */ (globalThis);
+const G = /** @type {Record<string, unknown>} */ (contextGlobal);
 
 /** @param {{ status: number, body: string, headers: unknown }} value what the host's http call answered */
 function toResponse(value) {

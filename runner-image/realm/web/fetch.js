@@ -19,6 +19,7 @@ import {
   ObjectDefineProperty,
   ReflectApply,
   StringCtor,
+  SymbolToStringTag,
   hasOwn,
   promiseThen,
   regexpExec,
@@ -305,7 +306,7 @@ export const webFetch = once(function () {
       return copy;
     }
   }
-  ObjectDefineProperty(Response.prototype, Symbol.toStringTag, {
+  ObjectDefineProperty(Response.prototype, SymbolToStringTag, {
     value: 'Response',
     configurable: true,
   });

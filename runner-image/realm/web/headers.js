@@ -339,7 +339,7 @@ export const webHeaders = once(function () {
       for (let i = 0; i < pairs.length; i++) yield /** @type {[string, string]} */ (pairs[i])[1];
     }
 
-    [Symbol.iterator]() {
+    [SymbolIterator]() {
       return this.entries();
     }
   }

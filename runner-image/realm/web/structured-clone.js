@@ -11,13 +11,31 @@
 import {
   ArrayIsArray,
   CtxArray,
+  CtxBigInt64Array,
+  CtxBigUint64Array,
   CtxDataView,
   CtxDate,
+  CtxError,
+  CtxEvalError,
+  CtxFloat16Array,
+  CtxFloat32Array,
+  CtxFloat64Array,
+  CtxInt16Array,
+  CtxInt32Array,
+  CtxInt8Array,
   CtxMap,
   CtxObject,
+  CtxRangeError,
+  CtxReferenceError,
   CtxRegExp,
   CtxSet,
+  CtxSyntaxError,
+  CtxTypeError,
+  CtxURIError,
+  CtxUint16Array,
+  CtxUint32Array,
   CtxUint8Array,
+  CtxUint8ClampedArray,
   ObjectDefineProperty,
   ObjectGetOwnPropertyDescriptor,
   ObjectKeys,
@@ -69,30 +87,28 @@ export const structuredCloneFunction = once(function () {
   );
   /** @type {Record<string, any>} */
   const TYPED_ARRAYS = {
-    Int8Array: Int8Array,
-    Uint8Array: Uint8Array,
-    Uint8ClampedArray: Uint8ClampedArray,
-    Int16Array: Int16Array,
-    Uint16Array: Uint16Array,
-    Int32Array: Int32Array,
-    Uint32Array: Uint32Array,
-    Float32Array: Float32Array,
-    Float64Array: Float64Array,
-    BigInt64Array: BigInt64Array,
-    BigUint64Array: BigUint64Array,
+    Int8Array: CtxInt8Array,
+    Uint8Array: CtxUint8Array,
+    Uint8ClampedArray: CtxUint8ClampedArray,
+    Int16Array: CtxInt16Array,
+    Uint16Array: CtxUint16Array,
+    Int32Array: CtxInt32Array,
+    Uint32Array: CtxUint32Array,
+    Float32Array: CtxFloat32Array,
+    Float64Array: CtxFloat64Array,
+    BigInt64Array: CtxBigInt64Array,
+    BigUint64Array: CtxBigUint64Array,
   };
-  if (typeof (/** @type {any} */ (globalThis).Float16Array) === 'function') {
-    TYPED_ARRAYS.Float16Array = /** @type {any} */ (globalThis).Float16Array;
-  }
+  if (CtxFloat16Array !== undefined) TYPED_ARRAYS.Float16Array = CtxFloat16Array;
   /** @type {Record<string, ErrorConstructor>} */
   const ERRORS = {
-    Error: Error,
-    EvalError: EvalError,
-    RangeError: RangeError,
-    ReferenceError: ReferenceError,
-    SyntaxError: SyntaxError,
-    TypeError: TypeError,
-    URIError: URIError,
+    Error: CtxError,
+    EvalError: CtxEvalError,
+    RangeError: CtxRangeError,
+    ReferenceError: CtxReferenceError,
+    SyntaxError: CtxSyntaxError,
+    TypeError: CtxTypeError,
+    URIError: CtxURIError,
   };
 
   /**
@@ -245,7 +261,7 @@ export const structuredCloneFunction = once(function () {
     } else if (ReflectApply(ObjectPrototypeToString, object, []) === '[object Error]') {
       const name = object.name;
       const Ctor =
-        typeof name === 'string' && ReflectApply(hasOwn, ERRORS, [name]) ? ERRORS[name] : Error;
+        typeof name === 'string' && ReflectApply(hasOwn, ERRORS, [name]) ? ERRORS[name] : CtxError;
       const message = ObjectGetOwnPropertyDescriptor(object, 'message');
       result = new /** @type {ErrorConstructor} */ (Ctor)();
       if (message !== undefined && 'value' in message) {
@@ -298,10 +314,10 @@ export const structuredCloneFunction = once(function () {
    */
   function structuredClone(value, options) {
     if (arguments.length === 0)
-      throw new TypeError("structuredClone: the 'value' argument is required");
+      throw new CtxTypeError("structuredClone: the 'value' argument is required");
     if (options !== undefined && options !== null) {
       if (typeof options !== 'object')
-        throw new TypeError('structuredClone: the options must be an object');
+        throw new CtxTypeError('structuredClone: the options must be an object');
       const transfer = /** @type {any} */ (options).transfer;
       if (transfer !== undefined && !(ArrayIsArray(transfer) && transfer.length === 0)) {
         throw newDOMException(
