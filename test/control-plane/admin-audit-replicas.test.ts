@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
+import { onPostgresDatabase, onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { postInitialize } from '../support/mcp-requests.js';
 import {
   startTestControlPlane,
@@ -182,4 +182,49 @@ describe('the admin side across replicas', () => {
     expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
     expect(refused.headers.get('www-authenticate')).toContain('revoked');
   });
+});
+
+describe('an audited change whose entry cannot be written', () => {
+  /** Makes every insert into the audit log fail, or wait `sleepSeconds`, until undone. */
+  const breakAuditLog = (body: string) =>
+    onPostgresDatabase(
+      database,
+      `CREATE OR REPLACE FUNCTION broken_audit() RETURNS trigger AS $$ BEGIN ${body}; RETURN NEW; END $$ LANGUAGE plpgsql;
+       CREATE TRIGGER broken_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION broken_audit();`,
+    );
+  const mendAuditLog = () =>
+    onPostgresDatabase(database, 'DROP TRIGGER IF EXISTS broken_audit ON audit_log');
+
+  it('answers ERR_NOT_AUDITED, not success, when the store refuses the entry; the change stands', async () => {
+    await breakAuditLog("RAISE EXCEPTION 'audit log refused on purpose'");
+    try {
+      const created = await call(first, 'POST', '/api/servers', {
+        bearer: TEST_ADMIN_TOKEN,
+        body: { subdomain: 'unaudited' },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(503);
+      expect(created.body.error).toMatchObject({ code: 'ERR_NOT_AUDITED' });
+      expect(created.body.error.message).toContain('the store refused it');
+    } finally {
+      await mendAuditLog();
+    }
+    const made = await call(second, 'GET', '/api/servers/unaudited', { bearer: TEST_ADMIN_TOKEN });
+    expect(made.status).toBe(200);
+  });
+
+  it('answers within its bound when the store does not answer', async () => {
+    await breakAuditLog('PERFORM pg_sleep(8)');
+    try {
+      const created = await call(first, 'POST', '/api/servers', {
+        bearer: TEST_ADMIN_TOKEN,
+        body: { subdomain: 'slow-audit' },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(503);
+      expect(created.body.error).toMatchObject({ code: 'ERR_NOT_AUDITED' });
+      // Answered by the wait's bound, before the store (8 s) answered.
+      expect(created.body.error.message).toContain('within 5000 ms');
+    } finally {
+      await mendAuditLog();
+    }
+  }, 30_000);
 });

@@ -83,6 +83,11 @@ export async function onPostgresServer(statement: string): Promise<void> {
   await withPostgres('postgres', (client) => client.query(statement));
 }
 
+/** Runs `statement` in `database` (a test's own), e.g. to make a table fail on purpose. */
+export async function onPostgresDatabase(database: string, statement: string): Promise<void> {
+  await withPostgres(database, (client) => client.query(statement));
+}
+
 async function withPostgres<T>(
   database: string,
   body: (client: pg.Client) => Promise<T>,
