@@ -144,19 +144,21 @@ export class AuditTrail {
       target?: string | null;
     },
   ): Promise<AuditEntry | undefined> {
+    const entry: AuditEntryInput = {
+      actor,
+      action: event.action,
+      server: event.server ?? null,
+      target: event.target ?? null,
+      outcome: event.outcome,
+      clientAddress: clientAddressFromHeaders(req.headers) ?? null,
+      requestId: requestIdOf(req),
+      summary: event.summary,
+    };
     try {
-      return await this.#store.appendAudit({
-        actor,
-        action: event.action,
-        server: event.server ?? null,
-        target: event.target ?? null,
-        outcome: event.outcome,
-        clientAddress: clientAddressFromHeaders(req.headers) ?? null,
-        requestId: requestIdOf(req),
-        summary: event.summary,
-      });
+      return await this.#store.appendAudit(entry);
     } catch (error) {
-      this.#log.error({ err: error, action: event.action }, 'an audit entry could not be written');
+      // The whole entry (its summary carries no secret): the log keeps what the store did not.
+      this.#log.error({ err: error, entry }, 'an audit entry could not be written');
       return undefined;
     }
   }
