@@ -107,6 +107,7 @@ export function answerWebCall(
 /** The Encoding standard's name for `label`, or undefined when there is none (or it is "replacement"). */
 function encodingName(label: string): string | undefined {
   if (label.length > 64) return undefined;
+  if (Object.hasOwn(SINGLE_BYTE_HIGH, label)) return label;
   try {
     return new TextDecoder(label).encoding;
   } catch {
@@ -126,14 +127,37 @@ const WINDOWS_1252_HIGH = [
   0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
 ];
 
-function decodeWindows1252(binary: string): string {
+/**
+ * index-iso-8859-16 for bytes 0xA0–0xFF (0x80–0x9F are the C1 controls).
+ * Node's ICU has neither iso-8859-16 nor x-user-defined, whose only label
+ * is its name (byte b ≥ 0x80 is U+F780 + b − 0x80): both are done here.
+ */
+const ISO_8859_16_HIGH = [
+  0xa0, 0x104, 0x105, 0x141, 0x20ac, 0x201e, 0x160, 0xa7, 0x161, 0xa9, 0x218, 0xab, 0x179, 0xad,
+  0x17a, 0x17b, 0xb0, 0xb1, 0x10c, 0x142, 0x17d, 0x201d, 0xb6, 0xb7, 0x17e, 0x10d, 0x219, 0xbb,
+  0x152, 0x153, 0x178, 0x17c, 0xc0, 0xc1, 0xc2, 0x102, 0xc4, 0x106, 0xc6, 0xc7, 0xc8, 0xc9, 0xca,
+  0xcb, 0xcc, 0xcd, 0xce, 0xcf, 0x110, 0x143, 0xd2, 0xd3, 0xd4, 0x150, 0xd6, 0x15a, 0x170, 0xd9,
+  0xda, 0xdb, 0xdc, 0x118, 0x21a, 0xdf, 0xe0, 0xe1, 0xe2, 0x103, 0xe4, 0x107, 0xe6, 0xe7, 0xe8,
+  0xe9, 0xea, 0xeb, 0xec, 0xed, 0xee, 0xef, 0x111, 0x144, 0xf2, 0xf3, 0xf4, 0x151, 0xf6, 0x15b,
+  0x171, 0xf9, 0xfa, 0xfb, 0xfc, 0x119, 0x21b, 0xff,
+];
+
+/** The single-byte encodings decoded here: each byte from 0x80 up, as a code point. */
+const SINGLE_BYTE_HIGH: Readonly<Record<string, (byte: number) => number>> = {
+  'windows-1252': (byte) => (byte <= 0x9f ? (WINDOWS_1252_HIGH[byte - 0x80] ?? byte) : byte),
+  'iso-8859-16': (byte) => (byte <= 0x9f ? byte : (ISO_8859_16_HIGH[byte - 0xa0] ?? byte)),
+  'x-user-defined': (byte) => 0xf780 + byte - 0x80,
+};
+
+/** `binary` decoded by a single-byte table: ASCII below 0x80, `high` above. None has a BOM. */
+function decodeSingleByte(binary: string, high: (byte: number) => number): string {
   let text = '';
   for (let start = 0; start < binary.length; start += 8192) {
     const codes: number[] = [];
     const end = Math.min(binary.length, start + 8192);
     for (let i = start; i < end; i++) {
       const byte = binary.charCodeAt(i) & 0xff;
-      codes.push(byte >= 0x80 && byte <= 0x9f ? (WINDOWS_1252_HIGH[byte - 0x80] ?? byte) : byte);
+      codes.push(byte < 0x80 ? byte : high(byte));
     }
     text += String.fromCharCode(...codes);
   }
@@ -145,7 +169,9 @@ function decodeWindows1252(binary: string): string {
  * (bit 1) and the bytes are invalid. Bit 2 keeps a byte order mark.
  */
 function decodeLegacy(encoding: string, binary: string, flags: number): string | false | undefined {
-  if (encoding === 'windows-1252') return decodeWindows1252(binary);
+  if (Object.hasOwn(SINGLE_BYTE_HIGH, encoding)) {
+    return decodeSingleByte(binary, SINGLE_BYTE_HIGH[encoding]!);
+  }
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(encoding, {
