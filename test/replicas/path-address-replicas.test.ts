@@ -20,10 +20,10 @@ import {
   type ChildControlPlane,
 } from '../faults/support/child-control-plane.js';
 import { createEchoServer, saveTool } from '../faults/support/echo-tools.js';
-import { pollUntil, removePlaneContainers } from '../faults/support/plane-containers.js';
 import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { freePort } from '../support/control-plane.js';
 import { ELICITATION_ANSWER, openRecordingSession } from './recording-session.js';
+import { stopReplicaPair, untilEachReplicaServesEcho } from './replica-pair.js';
 import {
   findNginx,
   startRoundRobinProxy,
@@ -92,16 +92,8 @@ beforeAll(async () => {
       limits: { timeoutMs: 30_000 },
     });
   }
-  for (const replica of replicas()) {
-    const served = await pollUntil(async () => {
-      const answer = await replica.admin('POST', `/api/servers/${SUBDOMAIN}/tools/echo/invoke`, {
-        params: { token: 'warm' },
-      });
-      return answer.body?.result === 'warm';
-    }, 20_000);
-    if (!served)
-      throw new Error(`replica ${replica.port} does not serve echo:\n${replica.output()}`);
-  }
+  // Both replicas serve the configuration, and their pools are warm.
+  await untilEachReplicaServesEcho(replicas(), SUBDOMAIN);
   proxy = await startRoundRobinProxy({
     nginx,
     replicaPorts: replicas().map((replica) => replica.port),
@@ -112,12 +104,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(closers.map((client) => client.close().catch(() => undefined)));
-  await proxy?.stop();
-  await Promise.all([replicaA?.close(), replicaB?.close()]);
-  for (const replica of [replicaA, replicaB]) {
-    if (replica) await removePlaneContainers(replica.planeName);
-  }
-  if (nginx) await onPostgresServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await stopReplicaPair({
+    proxy,
+    replicas: [replicaA, replicaB],
+    database: nginx ? database : undefined,
+  });
 }, 60_000);
 
 if (!nginx) {

@@ -23,9 +23,9 @@ import {
   type ChildControlPlane,
 } from '../faults/support/child-control-plane.js';
 import { createEchoServer, saveTool } from '../faults/support/echo-tools.js';
-import { pollUntil, removePlaneContainers } from '../faults/support/plane-containers.js';
 import { freePort } from '../support/control-plane.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';
+import { stopReplicaPair, untilEachReplicaServesEcho } from './replica-pair.js';
 import {
   findNginx,
   startRoundRobinProxy,
@@ -178,18 +178,7 @@ beforeAll(async () => {
     await saveTool(replicaA, SUBDOMAIN, name, { description: `The ${name} fixture.`, ...tool });
   }
   // Both replicas serve the configuration, and their pools are warm.
-  for (const replica of replicas()) {
-    const invokeEcho = () =>
-      replica.admin('POST', `/api/servers/${SUBDOMAIN}/tools/echo/invoke`, {
-        params: { token: 'warm' },
-      });
-    const served = await pollUntil(
-      async () => (await invokeEcho()).body?.result === 'warm',
-      20_000,
-    );
-    if (!served)
-      throw new Error(`replica ${replica.port} does not serve echo:\n${replica.output()}`);
-  }
+  await untilEachReplicaServesEcho(replicas(), SUBDOMAIN);
   proxy = await startRoundRobinProxy({
     nginx,
     replicaPorts: replicas().map((replica) => replica.port),
@@ -200,13 +189,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(openSessions.map((client) => client.close().catch(() => undefined)));
-  await proxy?.stop();
-  // SIGTERM: each removes its own runner containers; one SIGKILLed left its own behind.
-  await Promise.all([replicaA?.close(), replicaB?.close()]);
-  for (const replica of [replicaA, replicaB]) {
-    if (replica) await removePlaneContainers(replica.planeName);
-  }
-  if (nginx) await onPostgresServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await stopReplicaPair({
+    proxy,
+    replicas: [replicaA, replicaB],
+    database: nginx ? database : undefined,
+  });
 }, 60_000);
 
 if (!nginx) {
