@@ -106,9 +106,9 @@ const SOCKET_ROUND_CALLS = 200;
 const WARM_SAMPLES = 1000;
 const WARM_UP = 100;
 const FIRST_CALL_SAMPLES = 5;
-/** Rounds and calls per round of the API-key comparison (alternated with mode "none"). */
-const API_KEY_ROUNDS = 6;
-const API_KEY_ROUND_CALLS = 200;
+/** Rounds and calls per round of the A/B comparisons (API key vs none, modern vs legacy). */
+const AB_ROUNDS = 12;
+const AB_ROUND_CALLS = 200;
 const CLIENTS = 32;
 const CALLS_PER_CLIENT = 60;
 /** Enough calls for each of up to 8 containers to pass 1,000 invocations. */
@@ -133,6 +133,28 @@ async function timed(
     const start = performance.now();
     await work();
     times.push(performance.now() - start);
+  }
+  return times;
+}
+
+/**
+ * Two kinds of call compared in alternated rounds, the order swapped every
+ * round (A B, B A, …): a drift of the machine, or the warmth one kind leaves
+ * for the next, falls on both alike. Each round starts with a few unmeasured
+ * calls of its kind.
+ */
+async function alternated(
+  a: () => Promise<void>,
+  b: () => Promise<void>,
+  rounds: number,
+  callsPerRound: number,
+): Promise<[number[], number[]]> {
+  const times: [number[], number[]] = [[], []];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const index of order) {
+      times[index]!.push(...(await timed(index === 0 ? a : b, callsPerRound, 20)));
+    }
   }
   return times;
 }
@@ -206,12 +228,12 @@ async function measureApiKeyMode(
   await keyed.open();
   // As many calls as the mode-"none" session had before: its container's JIT is as warm.
   await timed(() => keyed.call('trivial'), WARM_SAMPLES, WARM_UP);
-  const withKey: number[] = [];
-  const without: number[] = [];
-  for (let round = 0; round < API_KEY_ROUNDS; round++) {
-    withKey.push(...(await timed(() => keyed.call('trivial'), API_KEY_ROUND_CALLS, 20)));
-    without.push(...(await timed(() => none.call('trivial'), API_KEY_ROUND_CALLS, 20)));
-  }
+  const [withKey, without] = await alternated(
+    () => keyed.call('trivial'),
+    () => none.call('trivial'),
+    AB_ROUNDS,
+    AB_ROUND_CALLS,
+  );
   const p50Ms = percentile(withKey, 50);
   const noneP50Ms = percentile(without, 50);
   return { p50Ms, noneP50Ms, ratio: p50Ms / noneP50Ms };
@@ -228,12 +250,12 @@ async function measureModernEra(
   floorP50Ms: number,
 ): Promise<McpBenchFigures['modern']> {
   await timed(() => modern.call('trivial'), WARM_SAMPLES, WARM_UP);
-  const modernCalls: number[] = [];
-  const legacyCalls: number[] = [];
-  for (let round = 0; round < API_KEY_ROUNDS; round++) {
-    modernCalls.push(...(await timed(() => modern.call('trivial'), API_KEY_ROUND_CALLS, 20)));
-    legacyCalls.push(...(await timed(() => legacy.call('trivial'), API_KEY_ROUND_CALLS, 20)));
-  }
+  const [modernCalls, legacyCalls] = await alternated(
+    () => modern.call('trivial'),
+    () => legacy.call('trivial'),
+    AB_ROUNDS,
+    AB_ROUND_CALLS,
+  );
   const p50Ms = percentile(modernCalls, 50);
   const legacyP50Ms = percentile(legacyCalls, 50);
   return { p50Ms, legacyP50Ms, ratio: p50Ms / legacyP50Ms, floorRatio: p50Ms / floorP50Ms };
@@ -504,12 +526,12 @@ export async function measureSocketPath(
       for (let i = 0; i < WARM_UP; i++) await session.call('trivial');
       sessions.push(session);
     }
-    const times: number[][] = [[], []];
-    for (let round = 0; round < SOCKET_ROUNDS; round++) {
-      for (const [index, session] of sessions.entries()) {
-        times[index]!.push(...(await timed(() => session.call('trivial'), SOCKET_ROUND_CALLS, 0)));
-      }
-    }
+    const times = await alternated(
+      () => sessions[0]!.call('trivial'),
+      () => sessions[1]!.call('trivial'),
+      SOCKET_ROUNDS,
+      SOCKET_ROUND_CALLS,
+    );
     const figures = {
       attachEchoP50Ms: attachEcho,
       socketEchoP50Ms: socketEcho,

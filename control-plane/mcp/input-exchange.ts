@@ -128,15 +128,7 @@ export class InputExchange<T> {
   }
 
   /** Sends a console line of the code on the running round, at or above its log level. */
-  readonly log = (entry: LogEntry): void => {
-    const outlet = this.#outlet;
-    const level = LEVEL_OF_CONSOLE[entry.level];
-    if (outlet?.logLevel === undefined || !isLevelSent(level, outlet.logLevel)) return;
-    outlet.notify({
-      method: 'notifications/message',
-      params: { level, logger: this.#logger, data: entry.text },
-    });
-  };
+  readonly log = (entry: LogEntry): void => sendLogLine(this.#outlet, this.#logger, entry);
 
   /** Starts the code: `run` is given the client and resolves with its outcome. */
   start(run: Promise<T>): void {
@@ -275,13 +267,31 @@ export class InputExchange<T> {
   }
 
   #progress(update: ProgressUpdate): void {
-    const outlet = this.#outlet;
-    if (outlet?.progressToken === undefined) return;
-    outlet.notify({
-      method: 'notifications/progress',
-      params: { progressToken: outlet.progressToken, ...update },
-    });
+    sendProgress(this.#outlet, update);
   }
+}
+
+/** Sends a console line on `outlet` when it is at or above the request's log level. */
+export function sendLogLine(
+  outlet: RoundOutlet | undefined,
+  logger: string,
+  entry: LogEntry,
+): void {
+  const level = LEVEL_OF_CONSOLE[entry.level];
+  if (outlet?.logLevel === undefined || !isLevelSent(level, outlet.logLevel)) return;
+  outlet.notify({
+    method: 'notifications/message',
+    params: { level, logger, data: entry.text },
+  });
+}
+
+/** Sends progress on `outlet` when its request sent a progress token. */
+export function sendProgress(outlet: RoundOutlet | undefined, update: ProgressUpdate): void {
+  if (outlet?.progressToken === undefined) return;
+  outlet.notify({
+    method: 'notifications/progress',
+    params: { progressToken: outlet.progressToken, ...update },
+  });
 }
 
 /** The request the code asked for, as MCP embeds it in `inputRequests`. */

@@ -35,7 +35,14 @@ import { MAX_CLIENT_DECLARATION_BYTES } from './client-declarations.js';
 import type { CallingClient } from '../invocation/index.js';
 import { callerKeyOf } from './caller-identity.js';
 import type { CallIo, CallRunner, CodeCall } from './call-runner.js';
-import { InputExchange, MalformedInputResponse, type RoundOutlet } from './input-exchange.js';
+import {
+  InputExchange,
+  MalformedInputResponse,
+  sendLogLine,
+  sendProgress,
+  type RoundOutlet,
+} from './input-exchange.js';
+import type { LogEntry } from '../sandbox/index.js';
 import type { ParkedCall, ParkedCalls } from './parked-calls.js';
 import { scopeOf } from './request-scope.js';
 import {
@@ -80,21 +87,64 @@ export class ModernCallRunner implements CallRunner {
     const state = ctx.mcpReq.requestState<RequestState>();
     if (state !== undefined) return this.#resume<T>(state, binding(), ctx);
 
-    const exchange = new InputExchange<T>(
-      clientInfoOf(ctx),
-      call.logger,
-      ctx.mcpReq.inputResponses,
-    );
+    return this.#firstRound(call, start, binding, scope.quotaKey);
+  }
+
+  /**
+   * The first round of a call. Most code never asks its client for input, so
+   * the exchange (input-exchange.ts) is opened only when the code first does:
+   * until then progress and log lines go straight to this request's response,
+   * as the exchange would send them, and the code's outcome is the answer. From
+   * the first request on, the exchange's round (#round) answers instead.
+   */
+  #firstRound<T>(
+    call: CodeCall,
+    start: (io: CallIo) => Promise<T>,
+    binding: () => RequestStateBinding,
+    quotaKey: string,
+  ): Promise<T | InputRequiredResult> {
+    const { ctx, logger } = call;
+    const info = clientInfoOf(ctx);
+    const outlet = outletOf(ctx);
     const cancel = new AbortController();
-    exchange.start(start({ client: exchange.client, onLog: exchange.log, signal: cancel.signal }));
-    return this.#round(
-      exchange as InputExchange<unknown>,
-      binding,
-      scope.quotaKey,
-      ctx,
-      cancel,
-      undefined,
-    ) as Promise<T | InputRequiredResult>;
+    let exchange: InputExchange<T> | undefined;
+    const opened = (): InputExchange<T> => {
+      if (exchange === undefined) {
+        exchange = new InputExchange<T>(info, logger, ctx.mcpReq.inputResponses);
+        exchange.start(outcome);
+        answer(
+          this.#round(
+            exchange as InputExchange<unknown>,
+            binding,
+            quotaKey,
+            ctx,
+            cancel,
+            undefined,
+          ) as Promise<T | InputRequiredResult>,
+        );
+      }
+      return exchange;
+    };
+    const client: CallingClient = {
+      info,
+      progress: (update) =>
+        exchange === undefined ? sendProgress(outlet, update) : exchange.client.progress?.(update),
+      request: (operation, args, signal) => opened().client.request(operation, args, signal),
+      waiting: () => exchange?.client.waiting?.(),
+      rounds: () => exchange?.client.rounds?.() ?? 0,
+    };
+    const onLog = (entry: LogEntry): void =>
+      exchange === undefined ? sendLogLine(outlet, logger, entry) : exchange.log(entry);
+    const onGone = () => cancel.abort();
+    ctx.mcpReq.signal.addEventListener('abort', onGone, { once: true });
+    let answer!: (value: T | InputRequiredResult | Promise<T | InputRequiredResult>) => void;
+    let outcome!: Promise<T>;
+    // Settled by the code's outcome, or, once the exchange opened, locked to its round's answer.
+    return new Promise<T | InputRequiredResult>((resolve, reject) => {
+      answer = resolve;
+      outcome = start({ client, onLog, signal: cancel.signal });
+      outcome.then(resolve, reject);
+    }).finally(() => ctx.mcpReq.signal.removeEventListener('abort', onGone));
   }
 
   /** A retry: the parked call it names takes its answers and runs its next round. */

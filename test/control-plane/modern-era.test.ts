@@ -50,6 +50,14 @@ const TOOLS: Record<string, { code: string; parameters?: unknown[] }> = {
     code: 'return { era: sdk.client.era, version: sdk.client.protocolVersion, elicits: sdk.client.capabilities.elicitation !== undefined, name: sdk.client.info && sdk.client.info.name };',
   },
   logs: { code: "console.info('a line'); console.error('a worse line'); return 'logged';" },
+  chatty: {
+    code: `sdk.progress(1, 2, 'asking');
+      console.info('before the question');
+      const answer = await sdk.elicit('Colour?', { type: 'object', properties: { colour: { type: 'string' } } }, { key: 'colour' });
+      sdk.progress(2, 2, 'answered');
+      console.info('after the question');
+      return 'colour ' + answer.content.colour;`,
+  },
   sleepy: { code: "await new Promise((r) => setTimeout(r, 15000)); return 'woke';" },
 };
 
@@ -463,5 +471,72 @@ describe('the modern wire', () => {
       id: 11,
       error: { code: -32021, data: { requiredCapabilities: { elicitation: { form: {} } } } },
     });
+  });
+});
+
+describe('notifications of a call on each round', () => {
+  /** One modern tools/call of `chatty` on the raw wire; the SSE events' data, in order. */
+  async function round(extra: Record<string, unknown>, token: string): Promise<any[]> {
+    const response = await loopbackFetch(plane.mcpUrl(SUB), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'chatty',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: token,
+        method: 'tools/call',
+        params: {
+          name: 'chatty',
+          arguments: {},
+          ...extra,
+          _meta: {
+            progressToken: token,
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+            'io.modelcontextprotocol/logLevel': 'info',
+          },
+        },
+      }),
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const text = await response.text();
+    return text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)));
+  }
+
+  it('sends what the code says before its first question on the first response, and the rest on the retry', async () => {
+    const first = await round({}, 'first');
+    expect(first.map((event) => event.method ?? event.result?.resultType)).toEqual([
+      'notifications/progress',
+      'notifications/message',
+      'input_required',
+    ]);
+    expect(first[0].params).toMatchObject({ progressToken: 'first', progress: 1, total: 2 });
+    expect(first[1].params).toMatchObject({ level: 'info', data: 'before the question' });
+    const asked = first[2].result;
+    expect(Object.keys(asked.inputRequests)).toEqual(['colour']);
+
+    const second = await round(
+      {
+        requestState: asked.requestState,
+        inputResponses: { colour: { action: 'accept', content: { colour: 'teal' } } },
+      },
+      'second',
+    );
+    expect(second.map((event) => event.method ?? event.result?.resultType)).toEqual([
+      'notifications/progress',
+      'notifications/message',
+      'complete',
+    ]);
+    expect(second[0].params).toMatchObject({ progressToken: 'second', progress: 2 });
+    expect(second[1].params).toMatchObject({ data: 'after the question' });
+    expect(second[2].result.content[0].text).toBe('colour teal');
   });
 });
