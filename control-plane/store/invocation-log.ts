@@ -9,7 +9,7 @@
  * entry: `countRefusal()` adds one to its server's count of that code in the
  * current time bucket, written with the next batch.
  */
-import { invocationRecordSchema, type InvocationRecordInput } from './records.js';
+import { parseInvocationRecord, type InvocationRecordInput } from './records.js';
 import type { RefusalCount } from './refusal-records.js';
 import type { Store } from './store.js';
 import { messageOf } from './store-dialect.js';
@@ -85,7 +85,7 @@ export class InvocationLog {
   /** Queues one entry; never waits. An invalid entry is a TypeError (a bug in the caller). */
   append(entry: InvocationRecordInput): void {
     if (this.#closed) throw new TypeError('InvocationLog.append() after close()');
-    const parsed = invocationRecordSchema.safeParse(entry);
+    const parsed = parseInvocationRecord(entry);
     if (!parsed.success) throw new TypeError(`invalid invocation entry: ${parsed.error.message}`);
     this.#queue.push(parsed.data);
     if (this.#queue.length > this.#maxQueued) this.#dropOldest();

@@ -5,7 +5,7 @@
  */
 import {
   invocationQuerySchema,
-  invocationRecordSchema,
+  parseInvocationRecord,
   poolSizingSchema,
   toolNameSchema,
   type InvocationQuery,
@@ -21,6 +21,7 @@ import { rowsKeptPerServer } from './invocation-retention.js';
 import { pruneRefusals } from './refusal-queries.js';
 import { invocationFromRow, invocationToRow, poolSettingsFromRow } from './row-mapping.js';
 import {
+  invalid,
   readOperation,
   requireServerId,
   validate,
@@ -87,14 +88,11 @@ export async function appendInvocations(
   context: StoreContext,
   entries: readonly InvocationRecordInput[],
 ): Promise<void> {
-  const rows = entries.map((entry) =>
-    invocationToRow(
-      boundInvocationRow(
-        validate(invocationRecordSchema, entry, 'invocation entry'),
-        context.invocationRowMaxBytes,
-      ),
-    ),
-  );
+  const rows = entries.map((entry) => {
+    const parsed = parseInvocationRecord(entry);
+    if (!parsed.success) throw invalid(parsed.error, 'invocation entry');
+    return invocationToRow(boundInvocationRow(parsed.data, context.invocationRowMaxBytes));
+  });
   if (rows.length === 0) return;
   await writeOperation(context, 'appending invocations', null, async (trx) => {
     for (let start = 0; start < rows.length; start += INSERT_CHUNK_ROWS) {

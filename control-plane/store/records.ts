@@ -358,6 +358,27 @@ export type InvocationRecordInput = z.input<typeof invocationRecordSchema>;
 /** An invocation log entry as stored and listed. */
 export type InvocationRecord = z.output<typeof invocationRecordSchema>;
 
+/**
+ * Entries this process parsed with invocationRecordSchema: what parsing made,
+ * never what a caller handed in. The invocation log parses each entry when it
+ * is appended (a bad one is the caller's bug, thrown at once) and the store
+ * parses what it is given (its boundary): an entry the log parsed is not
+ * parsed a second time on its way into the store.
+ */
+const PARSED_INVOCATIONS = new WeakSet<InvocationRecord>();
+
+/** Parses an invocation entry, or passes one this process parsed already. */
+export function parseInvocationRecord(
+  entry: InvocationRecordInput,
+): z.ZodSafeParseResult<InvocationRecord> {
+  if (PARSED_INVOCATIONS.has(entry as InvocationRecord)) {
+    return { success: true, data: entry as InvocationRecord };
+  }
+  const parsed = invocationRecordSchema.safeParse(entry);
+  if (parsed.success) PARSED_INVOCATIONS.add(parsed.data);
+  return parsed;
+}
+
 /** Filter of `listInvocations`; `limit` defaults to 100, at most 1000. */
 export const invocationQuerySchema = z.strictObject({
   server: z.string().optional(),

@@ -140,8 +140,13 @@ export function validate<Schema extends z.ZodType>(
 ): z.output<Schema> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issues = validationProblems(parsed.error);
-  throw new McphostError('ERR_VALIDATION', `invalid ${what}: ${summariseProblems(issues)}`, {
+  throw invalid(parsed.error, what);
+}
+
+/** ERR_VALIDATION listing every issue of a failed parse of `what`. */
+export function invalid(error: z.ZodError, what: string): McphostError {
+  const issues = validationProblems(error);
+  return new McphostError('ERR_VALIDATION', `invalid ${what}: ${summariseProblems(issues)}`, {
     details: { issues },
   });
 }

@@ -1,6 +1,7 @@
 /** The batched invocation log writer, against a real SQLite store. */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InvocationLog, type Store } from '../../control-plane/store/index.js';
+import { parseInvocationRecord } from '../../control-plane/store/records.js';
 import { sampleInvocation, sqliteTarget } from './store-targets.js';
 
 describe('InvocationLog', () => {
@@ -142,5 +143,38 @@ describe('InvocationLog', () => {
     await log.close();
     expect(() => log.append(sampleInvocation(1))).toThrow(TypeError);
     expect(() => new InvocationLog(store, { batchSize: 0 })).toThrow(TypeError);
+  });
+
+  it('parses an entry once on its way from the log into the store, and anything else every time', async () => {
+    const parsed = parseInvocationRecord(sampleInvocation(1));
+    expect(parsed.success).toBe(true);
+    const record = parsed.success ? parsed.data : undefined;
+    // What the parse made passes as it is; an equal object made elsewhere is parsed (a new object).
+    expect(parseInvocationRecord(record!)).toEqual({ success: true, data: record });
+    const copy = { ...record! };
+    const again = parseInvocationRecord(copy);
+    expect(again.success && again.data).not.toBe(copy);
+    // The store still refuses what no parse made valid.
+    await expect(
+      store.appendInvocations([{ ...record!, durationMs: -1 } as never]),
+    ).rejects.toMatchObject({ code: 'ERR_VALIDATION' });
+    const seen: unknown[] = [];
+    const log = new InvocationLog(
+      {
+        appendInvocations: async (entries: readonly unknown[]) => {
+          seen.push(...entries);
+          await store.appendInvocations(entries as never);
+        },
+        pruneInvocations: () => store.pruneInvocations(),
+        countRefusals: store.countRefusals,
+      } as never,
+      { flushIntervalMs: 10 },
+    );
+    log.append(sampleInvocation(7, { server: 'parsed-once' }));
+    await log.flush();
+    expect(seen).toHaveLength(1);
+    expect(parseInvocationRecord(seen[0] as never)).toMatchObject({ data: seen[0] });
+    expect(await store.listInvocations({ server: 'parsed-once' })).toHaveLength(1);
+    await log.close();
   });
 });
