@@ -125,6 +125,9 @@ const WEB_GROUP_TRIGGERS: readonly (readonly [trigger: string, global: string])[
   ['performance', 'performance'],
   ['crypto', 'crypto'],
   ['fetch', 'fetch'],
+  ['Request', 'fetch'],
+  // new Request(url) parses its URL in the realm (fetch(url) leaves that to the broker).
+  ['Request', 'URL'],
   ['Response', 'fetch'],
   ['Headers', 'fetch'],
 ];

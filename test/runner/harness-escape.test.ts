@@ -291,7 +291,7 @@ describe('the web platform', () => {
     const verdicts = await probe(`
       const names = ['URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'structuredClone',
         'DOMException', 'Event', 'EventTarget', 'CustomEvent', 'AbortController', 'AbortSignal', 'performance',
-        'crypto', 'Crypto', 'CryptoKey', 'SubtleCrypto', 'fetch', 'Headers', 'Response'];
+        'crypto', 'Crypto', 'CryptoKey', 'SubtleCrypto', 'fetch', 'Headers', 'Request', 'Response'];
       for (const name of names) {
         const accessor = Object.getOwnPropertyDescriptor(globalThis, name);
         reach(name + ' getter', accessor.get);
@@ -346,7 +346,12 @@ describe('the web platform', () => {
       reach('arrayBuffer', await response.clone().arrayBuffer()); reach('bytes', await response.bytes());
       reach('reread', await response.text().catch((e) => e));
       reach('abort', await fetch('https://example.com/', { signal: AbortSignal.abort() }).catch((e) => e));
-      reach('bad init', await fetch('https://example.com/', { method: 'GET', body: 'x' }).catch((e) => e));`,
+      reach('bad init', await fetch('https://example.com/', { method: 'GET', body: 'x' }).catch((e) => e));
+      const request = new Request('https://example.com/', { method: 'POST', body: 'x', headers: { a: 'b' } });
+      reach('request', request); reach('request signal', request.signal); reach('request headers', request.headers);
+      reach('request clone', request.clone()); reach('request text', request.clone().text());
+      reach('request fetch', await fetch(request)); reach('used request', await fetch(request).catch((e) => e));
+      reach('bad request', (() => { try { return new Request('/relative'); } catch (e) { return e; } })());`,
       { onCall: fetchOk },
     );
     expectContained(verdicts);

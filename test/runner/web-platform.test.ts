@@ -148,6 +148,7 @@ describe('the globals', () => {
       'SubtleCrypto',
       'fetch',
       'Headers',
+      'Request',
       'Response',
     ];
     const value = await run(
@@ -543,6 +544,42 @@ describe('fetch through the broker', () => {
       getBody: ['TypeError', null, true],
       objectBody: ['TypeError', null, true],
       manual: ['TypeError', null, true],
+    });
+  });
+
+  it('fetch(new Request(…)) sends the Request’s method, headers and body; init overrides them', async () => {
+    const value = await run(`
+      const echo = async (input, init) => (await fetch(input, init)).json();
+      const request = new Request(params.url + '/echo', { method: 'post', headers: { 'X-Custom': 'from-request' }, body: 'request body' });
+      const sent = await echo(request);
+      const used = request.bodyUsed;
+      const again = await fetch(request).then(() => 'resolved', (e) => e.name);
+      const bytes = new Request(new URL('/echo', params.url), {
+        method: 'PUT', body: new TextEncoder().encode('bytes'), headers: [['Content-Type', 'application/octet-stream']],
+      });
+      const overridden = await echo(bytes, { method: 'PATCH', headers: { 'X-Custom': 'from-init' } });
+      const wrapped = await echo(new Request(new Request(params.url + '/echo', { method: 'DELETE', headers: { 'X-Custom': 'kept' } })));
+      const form = await echo(new Request(params.url + '/echo', { method: 'POST', body: new URLSearchParams({ a: 'b c' }) }));
+      return { sent, used, again, overridden, wrapped, form, request: [request.method, request.url, request.headers.get('content-type')] };`);
+    expect(value).toEqual({
+      sent: {
+        method: 'POST',
+        contentType: 'text/plain;charset=UTF-8',
+        custom: 'from-request',
+        body: 'request body',
+      },
+      used: true,
+      again: 'TypeError',
+      // init's headers replace the Request's; the body (and no content-type) comes from the Request.
+      overridden: { method: 'PATCH', contentType: null, custom: 'from-init', body: 'bytes' },
+      wrapped: { method: 'DELETE', contentType: null, custom: 'kept', body: '' },
+      form: {
+        method: 'POST',
+        contentType: 'application/x-www-form-urlencoded;charset=UTF-8',
+        custom: null,
+        body: 'a=b+c',
+      },
+      request: ['POST', `${server.url}/echo`, 'text/plain;charset=UTF-8'],
     });
   });
 

@@ -78,6 +78,28 @@ function newSignal() {
 }
 
 /**
+ * A new signal that aborts when any of `sources` does, with its reason (DOM's
+ * "create a dependent abort signal"): AbortSignal.any, and a Request's signal.
+ * @param {object[]} sources AbortSignals
+ */
+export function dependentSignal(sources) {
+  const signal = newSignal();
+  for (let i = 0; i < sources.length; i++) {
+    const state = signalState(sources[i]);
+    if (state.aborted) {
+      signalAbort(signal, state.reason);
+      return signal;
+    }
+  }
+  signalState(signal).dependent = true;
+  for (let i = 0; i < sources.length; i++) {
+    const dependents = signalState(sources[i]).dependents;
+    dependents[dependents.length] = signal;
+  }
+  return signal;
+}
+
+/**
  * Signals abort (DOM §3.2): the signal and its dependents take the reason
  * first, then each runs its algorithms and fires `abort`.
  * @param {object} signal
@@ -198,20 +220,7 @@ export const abortClasses = once(function () {
           throw new CtxTypeError('AbortSignal.any: every member must be an AbortSignal');
         sources[sources.length] = /** @type {AbortSignal} */ (source);
       }
-      const signal = newSignal();
-      for (let i = 0; i < sources.length; i++) {
-        const state = signalState(sources[i]);
-        if (state.aborted) {
-          signalAbort(signal, state.reason);
-          return signal;
-        }
-      }
-      signalState(signal).dependent = true;
-      for (let i = 0; i < sources.length; i++) {
-        const dependents = signalState(sources[i]).dependents;
-        dependents[dependents.length] = signal;
-      }
-      return signal;
+      return dependentSignal(sources);
     }
 
     get aborted() {

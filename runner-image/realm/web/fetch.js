@@ -6,14 +6,15 @@
  * gets the exact bytes; text() has the host decode them. Bodies are whole
  * values, never streams. `init` is read once, field by field, before
  * anything else happens, so a getter that changes its answer sees no second
- * read; a Response is a class of this realm with no `then`.
+ * read; a Response is a class of this realm with no `then`. fetch also
+ * takes a Request (request.js, which reads (input, init) for both); the
+ * body methods Request and Response share are body.js's.
  */
 import {
   CtxPromise,
   CtxRangeError,
   CtxTypeError,
   CtxWeakMap,
-  JSONParse,
   JSONStringify,
   ObjectCreate,
   ObjectDefineProperty,
@@ -23,21 +24,19 @@ import {
   hasOwn,
   promiseThen,
   regexpExec,
-  toUpperCase,
   weakMapSet,
 } from '../primordials.js';
 import { webCall } from '../bridge.js';
 import { adoptCallFailure, callHost } from '../calls.js';
 import { once, platformClasses, stateOf } from '../webidl.js';
 import * as events from './abort.js';
+import { defineBodyMembers, extractBody } from './body.js';
 import * as bytes from './bytes.js';
 import { webHeaders as headersParts } from './headers.js';
-import { textDecoderClass } from './text-decoder.js';
-import { urlSearchParamsText } from './url.js';
-import { utf8Encode } from './utf8.js';
+import { webRequest } from './request.js';
 
 /**
- * @typedef {{ kind: 'base64' | 'text', data: string } | { kind: 'bytes', data: Uint8Array }} BodySource
+ * @typedef {import('./body.js').BodySource} BodySource
  * @typedef {{
  *   status: number, statusText: string, headers: any, url: string,
  *   redirected: boolean, type: string, body: BodySource | null, used: boolean,
@@ -47,20 +46,8 @@ import { utf8Encode } from './utf8.js';
 /** fetch and Response, created on first need. */
 export const webFetch = once(function () {
   const webHeaders = headersParts();
-  const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const REASON_PHRASE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
-  const NORMALISED_METHODS = {
-    DELETE: true,
-    GET: true,
-    HEAD: true,
-    OPTIONS: true,
-    POST: true,
-    PUT: true,
-  };
-  const FORBIDDEN_METHODS = { CONNECT: true, TRACE: true, TRACK: true };
   const NULL_BODY_STATUSES = { 101: true, 103: true, 204: true, 205: true, 304: true };
-  const TEXT_TYPE = 'text/plain;charset=UTF-8';
-  const FORM_TYPE = 'application/x-www-form-urlencoded;charset=UTF-8';
 
   /**
    * @param {object} object
@@ -68,25 +55,6 @@ export const webFetch = once(function () {
    */
   function own(object, key) {
     return ReflectApply(hasOwn, object, [key]) ? /** @type {any} */ (object)[key] : undefined;
-  }
-
-  /**
-   * A body given to fetch or to new Response, with the content-type it implies.
-   * @param {unknown} body
-   * @param {string} where
-   * @returns {{ source: BodySource, type: string | null }}
-   */
-  function bodyOf(body, where) {
-    if (typeof body === 'string') return { source: { kind: 'text', data: body }, type: TEXT_TYPE };
-    const view = bytes.copyOf(body);
-    if (view !== null) return { source: { kind: 'bytes', data: view }, type: null };
-    const form = urlSearchParamsText(body);
-    if (form !== null) return { source: { kind: 'text', data: form }, type: FORM_TYPE };
-    throw new CtxTypeError(
-      where +
-        ': the body must be a string, URLSearchParams, an ArrayBuffer, a typed array or a DataView' +
-        ' (Blob, FormData and streams are not available in tool code; for an object, JSON.stringify it)',
-    );
   }
 
   // ---------------------------------------------------------------- Response
@@ -98,50 +66,6 @@ export const webFetch = once(function () {
   /** @param {unknown} response */
   function responseState(response) {
     return stateOf(responses, response, 'a Response');
-  }
-
-  /**
-   * Takes the body once: later reads reject, as a consumed stream's would.
-   * @param {unknown} response
-   * @returns {Promise<BodySource | null>}
-   */
-  function consume(response) {
-    return new CtxPromise(function (resolve) {
-      const state = responseState(response);
-      if (state.used) throw new CtxTypeError('Body is unusable: the body has already been read');
-      if (state.body !== null) state.used = true;
-      resolve(state.body);
-    });
-  }
-
-  /**
-   * @param {Promise<BodySource | null>} promise
-   * @param {(body: BodySource | null) => unknown} read
-   */
-  function reading(promise, read) {
-    return ReflectApply(promiseThen, promise, [read]);
-  }
-
-  /** @param {BodySource | null} body */
-  function textOf(body) {
-    if (body === null) return '';
-    if (body.kind === 'text') return body.data;
-    if (body.kind === 'bytes') return new (textDecoderClass())().decode(body.data);
-    if (body.data.length === 0) return '';
-    const text = webCall('decodeBase64', body.data);
-    if (typeof text !== 'string') throw new CtxRangeError('the body is too large to decode');
-    return text;
-  }
-
-  /** @param {BodySource | null} body */
-  function bytesOf(body) {
-    if (body === null) return bytes.fromBinary('');
-    if (body.kind === 'text') return utf8Encode(body.data);
-    if (body.kind === 'bytes') return bytes.copyOf(body.data) ?? bytes.fromBinary('');
-    if (body.data.length === 0) return bytes.fromBinary('');
-    const binary = webCall('fromBase64', body.data);
-    if (typeof binary !== 'string') throw new CtxRangeError('the body is too large to read');
-    return bytes.fromBinary(binary);
   }
 
   class Response {
@@ -176,7 +100,7 @@ export const webFetch = once(function () {
         if (NULL_BODY_STATUSES[/** @type {keyof typeof NULL_BODY_STATUSES} */ (status)] === true) {
           throw new CtxTypeError('Response: a ' + status + ' response cannot have a body');
         }
-        const made = bodyOf(body, 'Response');
+        const made = extractBody(body, 'Response');
         source = made.source;
         if (made.type !== null) webHeaders.setDefaultHeader(headers, 'content-type', made.type);
       }
@@ -257,34 +181,6 @@ export const webFetch = once(function () {
     get headers() {
       return responseState(this).headers;
     }
-    get bodyUsed() {
-      return responseState(this).used;
-    }
-
-    /** The body decoded as UTF-8 (a byte order mark dropped, invalid bytes as U+FFFD). */
-    text() {
-      return reading(consume(this), textOf);
-    }
-
-    /** The body parsed as JSON. */
-    json() {
-      return reading(consume(this), function (body) {
-        return JSONParse(textOf(body));
-      });
-    }
-
-    /** The body's bytes. */
-    arrayBuffer() {
-      return reading(consume(this), function (body) {
-        return bytes.bufferOf(bytesOf(body));
-      });
-    }
-
-    /** The body's bytes as a Uint8Array. */
-    bytes() {
-      return reading(consume(this), bytesOf);
-    }
-
     /** A second Response with the same status, headers and body; the body must be unread. */
     clone() {
       const state = responseState(this);
@@ -306,6 +202,7 @@ export const webFetch = once(function () {
       return copy;
     }
   }
+  defineBodyMembers(Response.prototype, responseState);
   ObjectDefineProperty(Response.prototype, SymbolToStringTag, {
     value: 'Response',
     configurable: true,
@@ -343,85 +240,44 @@ export const webFetch = once(function () {
 
   // ---------------------------------------------------------------- fetch
   /**
-   * @param {unknown} method
-   */
-  function methodOf(method) {
-    if (method === undefined) return 'GET';
-    const text = StringCtor(method);
-    if (ReflectApply(regexpExec, TOKEN, [text]) === null) {
-      throw new CtxTypeError("fetch: '" + text + "' is not a valid HTTP method");
-    }
-    const upper = toUpperCase(text);
-    if (FORBIDDEN_METHODS[/** @type {keyof typeof FORBIDDEN_METHODS} */ (upper)] === true) {
-      throw new CtxTypeError("fetch: the method '" + text + "' is forbidden");
-    }
-    return NORMALISED_METHODS[/** @type {keyof typeof NORMALISED_METHODS} */ (upper)] === true
-      ? upper
-      : text;
-  }
-
-  /**
-   * Reads the request once: every field of `init` is read exactly once, here.
-   * @param {unknown} input a URL string or anything whose string is one (a URL object)
+   * The brokered call for fetch(input, init): the request new Request(input,
+   * init) would make (request.js reads init, once), except that a URL string
+   * goes to the broker unparsed, for it to parse and refuse with its codes.
+   * @param {unknown} input a URL string, anything whose string is one (a URL object), or a Request
    * @param {unknown} init
    */
   function requestOf(input, init) {
-    const url = StringCtor(input);
-    if (
-      init !== undefined &&
-      init !== null &&
-      typeof init !== 'object' &&
-      typeof init !== 'function'
-    ) {
-      throw new CtxTypeError('fetch: init must be an object');
-    }
-    const options = /** @type {any} */ (init === undefined || init === null ? {} : init);
-    const methodGiven = options.method;
-    const headersGiven = options.headers;
-    const bodyGiven = options.body;
-    const signalGiven = options.signal;
-    const redirectGiven = options.redirect;
-    const method = methodOf(methodGiven);
-    if (redirectGiven !== undefined && StringCtor(redirectGiven) !== 'follow') {
+    const made = webRequest().describeRequest(input, init, 'fetch', false);
+    const state = made.state;
+    if (state.redirect !== 'follow') {
       throw new CtxTypeError(
         "fetch: redirect '" +
-          StringCtor(redirectGiven) +
+          state.redirect +
           "' is not available in tool code; redirects are followed by the broker",
       );
     }
-    if (signalGiven !== undefined && signalGiven !== null && !events.isAbortSignal(signalGiven)) {
-      throw new CtxTypeError("fetch: the 'signal' option must be an AbortSignal");
+    if (state.integrity !== '') {
+      throw new CtxTypeError(
+        'fetch: integrity metadata is not available in tool code; the broker does not check it',
+      );
     }
-    const headers = webHeaders.headersFrom(headersGiven);
     /** @type {Record<string, unknown>} */
-    const args = { method: method, url: url, responseEncoding: 'base64' };
-    if (bodyGiven !== undefined && bodyGiven !== null) {
-      if (method === 'GET' || method === 'HEAD') {
-        throw new CtxTypeError('fetch: a ' + method + ' request cannot have a body');
-      }
-      const made = bodyOf(bodyGiven, 'fetch');
-      if (made.type !== null) webHeaders.setDefaultHeader(headers, 'content-type', made.type);
-      if (made.source.kind === 'bytes') {
+    const args = { method: state.method, url: state.url, responseEncoding: 'base64' };
+    const body = state.body;
+    if (body !== null) {
+      if (body.kind === 'bytes') {
         const encoded =
-          made.source.data.length === 0
-            ? ''
-            : webCall('toBase64', bytes.toBinary(made.source.data));
+          body.data.length === 0 ? '' : webCall('toBase64', bytes.toBinary(body.data));
         if (typeof encoded !== 'string') throw new CtxTypeError('fetch: the body is too large');
         args.body = encoded;
         args.bodyEncoding = 'base64';
       } else {
-        args.body = made.source.data;
+        args.body = body.data;
+        if (body.kind === 'base64') args.bodyEncoding = 'base64';
       }
     }
-    args.headers = webHeaders.headerRecord(headers);
-    return {
-      url: url,
-      args: args,
-      signal:
-        signalGiven === undefined || signalGiven === null
-          ? null
-          : /** @type {AbortSignal} */ (signalGiven),
-    };
+    args.headers = webHeaders.headerRecord(state.headers);
+    return { url: state.url, args: args, signal: made.follow };
   }
 
   /**
@@ -452,8 +308,8 @@ export const webFetch = once(function () {
   }
 
   /**
-   * @param {unknown} input
-   * @param {unknown} [init] {method, headers, body, signal, redirect: 'follow'}
+   * @param {unknown} input a URL or a Request
+   * @param {unknown} [init] {method, headers, body, signal, redirect: 'follow', …} as for new Request
    * @returns {Promise<Response>}
    */
   function fetch(input, init) {

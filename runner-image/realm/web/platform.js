@@ -3,7 +3,7 @@
  * The web platform of tool code (DESIGN §3): URL, URLSearchParams,
  * TextEncoder, TextDecoder, atob, btoa, structuredClone, DOMException,
  * Event, CustomEvent, EventTarget, AbortController, AbortSignal, performance,
- * crypto, fetch, Headers and Response, all created in the tool's realm.
+ * crypto, fetch, Headers, Request and Response, all created in the tool's realm.
  *
  * Each is installed lazily: the global is an accessor until first read, when
  * its group is created and the accessor becomes the ordinary data property
@@ -22,6 +22,7 @@ import { eventClasses } from './event-target.js';
 import { webFetch } from './fetch.js';
 import { webHeaders } from './headers.js';
 import { webPerformance } from './performance.js';
+import { webRequest } from './request.js';
 import { structuredCloneFunction } from './structured-clone.js';
 import { textDecoderClass } from './text-decoder.js';
 import { textEncoderClass } from './text-encoder.js';
@@ -56,7 +57,12 @@ const events = once(function () {
 /** @type {Group} */
 function fetchGroup() {
   const made = webFetch();
-  return { fetch: made.fetch, Response: made.Response, Headers: webHeaders().Headers };
+  return {
+    fetch: made.fetch,
+    Request: webRequest().Request,
+    Response: made.Response,
+    Headers: webHeaders().Headers,
+  };
 }
 
 /**
@@ -126,6 +132,6 @@ export function installWebPlatform(G) {
   lazyGlobal('structuredClone', structuredCloneFunction);
   lazyGroup(webCrypto, ['crypto', 'Crypto', 'SubtleCrypto', 'CryptoKey']);
   lazyGroup(webPerformance, ['performance', 'Performance']);
-  lazyGroup(fetchGroup, ['fetch', 'Response', 'Headers']);
+  lazyGroup(fetchGroup, ['fetch', 'Request', 'Response', 'Headers']);
   lazyGroup(urlClasses, ['URL', 'URLSearchParams']);
 }

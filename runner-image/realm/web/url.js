@@ -60,6 +60,19 @@ function urlCodecs() {
   };
 }
 
+/**
+ * @param {object} prototype
+ * @param {string} key
+ * @returns {Function}
+ */
+function getterOf(prototype, key) {
+  const descriptor = ObjectGetOwnPropertyDescriptor(prototype, key);
+  if (descriptor === undefined || typeof descriptor.get !== 'function') {
+    throw new CtxError('URL is not available: its ' + key + ' getter is missing');
+  }
+  return descriptor.get;
+}
+
 /** This realm's URL and URLSearchParams, made by the factory on first need. */
 export const urlClasses = once(function () {
   if (typeof urlFactory !== 'function') {
@@ -71,10 +84,15 @@ export const urlClasses = once(function () {
   );
   platformClasses(made.URL, made.URLSearchParams);
   urlLoaded = true;
+  // Taken now, before tool code can hold URL.prototype: realm code (Request) reads URLs through these.
+  const urlPrototype = made.URL.prototype;
   return {
     URL: made.URL,
     URLSearchParams: made.URLSearchParams,
     searchParamsToString: made.URLSearchParams.prototype.toString,
+    urlHref: getterOf(urlPrototype, 'href'),
+    urlUsername: getterOf(urlPrototype, 'username'),
+    urlPassword: getterOf(urlPrototype, 'password'),
   };
 });
 

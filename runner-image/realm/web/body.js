@@ -1,0 +1,147 @@
+// @ts-check
+/**
+ * The Fetch standard's Body mixin (§5.3) for Request and Response: what a
+ * body may be made from, the content-type it implies, and the methods that
+ * read it once (text, json, arrayBuffer, bytes, bodyUsed). Bodies are whole
+ * values, never streams, so "disturbed" is one flag: reading sets it, and a
+ * second read, a clone or a new Request from the used one is refused.
+ */
+import {
+  CtxPromise,
+  CtxRangeError,
+  CtxTypeError,
+  JSONParse,
+  ObjectDefineProperty,
+  ObjectGetOwnPropertyDescriptor,
+  ReflectApply,
+  ReflectOwnKeys,
+  promiseThen,
+} from '../primordials.js';
+import { webCall } from '../bridge.js';
+import * as bytes from './bytes.js';
+import { textDecoderClass } from './text-decoder.js';
+import { urlSearchParamsText } from './url.js';
+import { utf8Encode } from './utf8.js';
+
+/**
+ * A body's content: text of this realm, bytes, or base64 as the broker
+ * answered a fetch (decoded only when read).
+ * @typedef {{ kind: 'base64' | 'text', data: string } | { kind: 'bytes', data: Uint8Array }} BodySource
+ * @typedef {{ body: BodySource | null, used: boolean }} BodyHolder what a Request's or Response's state holds
+ */
+
+const TEXT_TYPE = 'text/plain;charset=UTF-8';
+const FORM_TYPE = 'application/x-www-form-urlencoded;charset=UTF-8';
+
+/**
+ * A body given to fetch, new Request or new Response, with the content-type
+ * it implies (Fetch's "extract a body"). An object that is none of these is
+ * refused rather than sent as "[object Object]", as the web would.
+ * @param {unknown} body
+ * @param {string} where
+ * @returns {{ source: BodySource, type: string | null }}
+ */
+export function extractBody(body, where) {
+  if (typeof body === 'string') return { source: { kind: 'text', data: body }, type: TEXT_TYPE };
+  const view = bytes.copyOf(body);
+  if (view !== null) return { source: { kind: 'bytes', data: view }, type: null };
+  const form = urlSearchParamsText(body);
+  if (form !== null) return { source: { kind: 'text', data: form }, type: FORM_TYPE };
+  throw new CtxTypeError(
+    where +
+      ': the body must be a string, URLSearchParams, an ArrayBuffer, a typed array or a DataView' +
+      ' (Blob, FormData and streams are not available in tool code; for an object, JSON.stringify it)',
+  );
+}
+
+/**
+ * The body decoded as UTF-8 (a byte order mark dropped, invalid bytes as U+FFFD).
+ * @param {BodySource | null} body
+ */
+function textOf(body) {
+  if (body === null) return '';
+  if (body.kind === 'text') return body.data;
+  if (body.kind === 'bytes') return new (textDecoderClass())().decode(body.data);
+  if (body.data.length === 0) return '';
+  const text = webCall('decodeBase64', body.data);
+  if (typeof text !== 'string') throw new CtxRangeError('the body is too large to decode');
+  return text;
+}
+
+/**
+ * The body's bytes, in a new Uint8Array over a buffer of its own.
+ * @param {BodySource | null} body
+ */
+function bytesOf(body) {
+  if (body === null) return bytes.fromBinary('');
+  if (body.kind === 'text') return utf8Encode(body.data);
+  if (body.kind === 'bytes') return bytes.copyOf(body.data) ?? bytes.fromBinary('');
+  if (body.data.length === 0) return bytes.fromBinary('');
+  const binary = webCall('fromBase64', body.data);
+  if (typeof binary !== 'string') throw new CtxRangeError('the body is too large to read');
+  return bytes.fromBinary(binary);
+}
+
+/**
+ * Gives `prototype` the Body mixin's members, reading the body through
+ * `holderOf` (the class's brand check: a Response's methods refuse a
+ * Request). They are defined as class members are: not enumerable.
+ * @param {object} prototype
+ * @param {(object: unknown) => BodyHolder} holderOf
+ */
+export function defineBodyMembers(prototype, holderOf) {
+  /**
+   * Takes the body once: later reads reject, as a consumed stream's would;
+   * a null body is never used up.
+   * @param {unknown} object
+   * @param {(body: BodySource | null) => unknown} read
+   */
+  function consume(object, read) {
+    const taken = new CtxPromise(function (resolve) {
+      const holder = holderOf(object);
+      if (holder.used) throw new CtxTypeError('Body is unusable: the body has already been read');
+      if (holder.body !== null) holder.used = true;
+      resolve(holder.body);
+    });
+    return ReflectApply(promiseThen, taken, [read]);
+  }
+
+  const members = {
+    get bodyUsed() {
+      return holderOf(this).used;
+    },
+
+    /** The body decoded as UTF-8 (a byte order mark dropped, invalid bytes as U+FFFD). */
+    text() {
+      return consume(this, textOf);
+    },
+
+    /** The body parsed as JSON. */
+    json() {
+      return consume(this, function (body) {
+        return JSONParse(textOf(body));
+      });
+    },
+
+    /** The body's bytes. */
+    arrayBuffer() {
+      return consume(this, function (body) {
+        return bytes.bufferOf(bytesOf(body));
+      });
+    },
+
+    /** The body's bytes as a Uint8Array. */
+    bytes() {
+      return consume(this, bytesOf);
+    },
+  };
+  const keys = ReflectOwnKeys(members);
+  for (let i = 0; i < keys.length; i++) {
+    const key = /** @type {string} */ (keys[i]);
+    const descriptor = /** @type {PropertyDescriptor} */ (
+      ObjectGetOwnPropertyDescriptor(members, key)
+    );
+    descriptor.enumerable = false;
+    ObjectDefineProperty(prototype, key, descriptor);
+  }
+}
