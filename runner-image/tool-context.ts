@@ -130,6 +130,9 @@ const WEB_GROUP_TRIGGERS: readonly (readonly [trigger: string, global: string])[
   ['Request', 'URL'],
   ['Response', 'fetch'],
   ['Headers', 'fetch'],
+  ['Blob', 'Blob'],
+  ['File', 'Blob'],
+  ['FormData', 'Blob'],
 ];
 
 /** One tiny script per global to read ahead, compiled when first needed. */

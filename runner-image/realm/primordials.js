@@ -85,6 +85,7 @@ export const regexpToString = RegExp.prototype.toString;
 export const CtxDate = Date;
 export const dateGetTime = Date.prototype.getTime;
 export const dateToISOString = Date.prototype.toISOString;
+export const DateNow = Date.now;
 
 export const CtxMap = Map;
 export const mapGet = Map.prototype.get;
@@ -147,6 +148,8 @@ export const typedArrayBuffer = getterOf(TypedArrayPrototype, 'buffer');
 export const typedArrayOffset = getterOf(TypedArrayPrototype, 'byteOffset');
 export const typedArrayByteLength = getterOf(TypedArrayPrototype, 'byteLength');
 export const typedArrayLength = getterOf(TypedArrayPrototype, 'length');
+/** %TypedArray%.prototype.set: copies with the engine's own memmove. */
+export const typedArraySet = TypedArrayPrototype.set;
 export const dataViewBuffer = getterOf(DataView.prototype, 'buffer');
 export const dataViewOffset = getterOf(DataView.prototype, 'byteOffset');
 export const dataViewLength = getterOf(DataView.prototype, 'byteLength');

@@ -291,7 +291,8 @@ describe('the web platform', () => {
     const verdicts = await probe(`
       const names = ['URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'structuredClone',
         'DOMException', 'Event', 'EventTarget', 'CustomEvent', 'AbortController', 'AbortSignal', 'performance',
-        'crypto', 'Crypto', 'CryptoKey', 'SubtleCrypto', 'fetch', 'Headers', 'Request', 'Response'];
+        'crypto', 'Crypto', 'CryptoKey', 'SubtleCrypto', 'fetch', 'Headers', 'Request', 'Response',
+        'Blob', 'File', 'FormData'];
       for (const name of names) {
         const accessor = Object.getOwnPropertyDescriptor(globalThis, name);
         reach(name + ' getter', accessor.get);
@@ -327,7 +328,19 @@ describe('the web platform', () => {
       reach('subtle error', await crypto.subtle.encrypt('AES-GCM', key, new Uint8Array(1)).catch((e) => e));
       const headers = new Headers({ a: 'b' });
       reach('headers', headers); reach('headers iterator', headers.entries()); reach('headers step', headers.entries().next());
-      const made = new Response('x'); reach('made response', made); reach('made text', made.text());`);
+      const made = new Response('x'); reach('made response', made); reach('made text', made.text());
+      const blob = new Blob(['ab', new Uint8Array([1])], { type: 'a/b' });
+      reach('blob', blob); reach('blob slice', blob.slice(1)); reach('blob text', blob.text());
+      reach('blob bytes', await blob.bytes()); reach('blob buffer', await blob.arrayBuffer());
+      reach('blob error', attempt(() => new Blob('x')));
+      const file = new File([blob], 'f'); reach('file', file);
+      const form = new FormData(); form.append('a', '1'); form.append('b', blob);
+      reach('form', form); reach('form iterator', form.entries()); reach('form step', form.entries().next());
+      reach('form file', form.get('b')); reach('form all', form.getAll('a'));
+      const sent = new Response(form); reach('form response', sent);
+      reach('parsed form', await sent.formData());
+      reach('response blob', await new Response('x').blob());
+      reach('formData error', await new Response('x').formData().catch((e) => e));`);
     expectContained(verdicts);
     expect(verdicts).toContain('url: context Function');
     expect(verdicts).toContain('abort event: context Function');

@@ -158,6 +158,39 @@ describe('the realm after tool code replaced TypeError, Symbol, parseInt and par
     });
   });
 
+  it('Blob, File and FormData keep their iterators, tags and errors', () => {
+    const run = expectUnaffected(`
+      const attempt = (fn) => { try { fn(); return 'no error'; } catch (error) {
+        return error instanceof OriginalTypeError ? 'TypeError' : error.name; } };
+      const blob = new Blob(['ab', new Uint8Array([99])], { type: 'Text/Plain' });
+      const file = new File([blob.slice(-2)], 'f.txt');
+      const form = new FormData();
+      form.append('a', '1');
+      form.append('b', blob);
+      form.set('c', file, 'g.txt');
+      return {
+        blob: [blob.size, blob.type, file.size, file.name],
+        entries: [...form].map(([name, value]) => [name, typeof value === 'string' ? value : value.name]),
+        tags: [Object.prototype.toString.call(blob), Object.prototype.toString.call(file),
+          Object.prototype.toString.call(form)],
+        errors: [attempt(() => new Blob('x')), attempt(() => new File([])),
+          attempt(() => new FormData().append('a', 'b', 'c')), attempt(() => new FormData({}))],
+      };
+    `);
+    expect(run.value).toEqual({
+      value: {
+        blob: [3, 'text/plain', 2, 'f.txt'],
+        entries: [
+          ['a', '1'],
+          ['b', 'blob'],
+          ['c', 'g.txt'],
+        ],
+        tags: ['[object Blob]', '[object File]', '[object FormData]'],
+        errors: ['TypeError', 'TypeError', 'TypeError', 'TypeError'],
+      },
+    });
+  });
+
   it("console.log's %i, %d and %f still parse their numbers", () => {
     const run = expectUnaffected(`
       console.log('%d %f', '7', '1.5');

@@ -150,6 +150,9 @@ describe('the globals', () => {
       'Headers',
       'Request',
       'Response',
+      'Blob',
+      'File',
+      'FormData',
     ];
     const value = await run(
       `return params.names.map((name) => {
@@ -515,6 +518,51 @@ describe('fetch through the broker', () => {
       },
       { method: 'POST', contentType: 'application/octet-stream', custom: 'yes', body: 'bytes' },
       { method: 'POST', contentType: 'application/json', custom: null, body: '{"a":1}' },
+    ]);
+  });
+
+  it('POST bodies: a Blob with its type, a FormData as multipart/form-data; blob() and formData()', async () => {
+    const value = await run(`
+      const send = async (body) => (await fetch(params.url + '/echo', { method: 'POST', body })).json();
+      const form = new FormData();
+      form.append('name', 'a "quoted"\\nline');
+      form.append('file', new Blob(['file text'], { type: 'text/plain' }), 'notes.txt');
+      const fetched = await fetch(params.url + '/bytes');
+      const blob = await fetched.blob();
+      const echo = await send(form);
+      const back = await new Response(echo.body, { headers: { 'content-type': echo.contentType } }).formData();
+      return {
+        blob: await send(new Blob(['blob ', new Uint8Array([98, 111, 100, 121])], { type: 'Text/Custom' })),
+        untyped: await send(new Blob(['x'])),
+        form: echo,
+        fetchedBlob: [blob.type, blob.size, Array.from(await blob.bytes())],
+        echoedForm: [...back].map(([name, value]) =>
+          [name, typeof value === 'string' ? value : [value.name, value.type, value.size]]),
+      };`);
+    expect(value.blob).toEqual({
+      method: 'POST',
+      contentType: 'text/custom',
+      custom: null,
+      body: 'blob body',
+    });
+    expect(value.untyped.contentType).toBeNull();
+    expect(value.form.contentType).toMatch(
+      /^multipart\/form-data; boundary=----mcphost-formdata-[0-9a-f]{24}$/,
+    );
+    const parsed = await new Response(value.form.body, {
+      headers: { 'content-type': value.form.contentType },
+    }).formData();
+    expect(parsed.get('name')).toBe('a "quoted"\r\nline');
+    const file = parsed.get('file') as File;
+    expect([file.name, file.type, await file.text()]).toEqual([
+      'notes.txt',
+      'text/plain',
+      'file text',
+    ]);
+    expect(value.fetchedBlob).toEqual(['application/octet-stream', 6, [0, 1, 127, 128, 254, 255]]);
+    expect(value.echoedForm).toEqual([
+      ['name', 'a "quoted"\r\nline'],
+      ['file', ['notes.txt', 'text/plain', 9]],
     ]);
   });
 

@@ -2,7 +2,9 @@
 /**
  * The Fetch standard's Body mixin (§5.3) for Request and Response: what a
  * body may be made from, the content-type it implies, and the methods that
- * read it once (text, json, arrayBuffer, bytes, bodyUsed). Bodies are whole
+ * read it once (text, json, arrayBuffer, bytes, blob, formData, bodyUsed).
+ * A Blob body shares the Blob's bytes (never written); a FormData body is
+ * encoded as multipart/form-data (multipart.js). Bodies are whole
  * values, never streams, so "disturbed" is one flag: reading sets it, and a
  * second read, a clone or a new Request from the used one is refused.
  */
@@ -18,7 +20,17 @@ import {
   promiseThen,
 } from '../primordials.js';
 import { webCall } from '../bridge.js';
+import { blobClasses, blobStateOf } from './blob.js';
 import * as bytes from './bytes.js';
+import { formDataClass, formDataEntries } from './form-data.js';
+import { webHeaders } from './headers.js';
+import { extractMimeType, parameterOf, serializeMimeType } from './mime.js';
+import {
+  encodeMultipart,
+  multipartBoundary,
+  parseMultipart,
+  parseUrlencoded,
+} from './multipart.js';
 import { textDecoderClass } from './text-decoder.js';
 import { urlSearchParamsText } from './url.js';
 import { utf8Encode } from './utf8.js';
@@ -27,7 +39,7 @@ import { utf8Encode } from './utf8.js';
  * A body's content: text of this realm, bytes, or base64 as the broker
  * answered a fetch (decoded only when read).
  * @typedef {{ kind: 'base64' | 'text', data: string } | { kind: 'bytes', data: Uint8Array }} BodySource
- * @typedef {{ body: BodySource | null, used: boolean }} BodyHolder what a Request's or Response's state holds
+ * @typedef {{ body: BodySource | null, used: boolean, headers: any }} BodyHolder what a Request's or Response's state holds
  */
 
 const TEXT_TYPE = 'text/plain;charset=UTF-8';
@@ -43,14 +55,29 @@ const FORM_TYPE = 'application/x-www-form-urlencoded;charset=UTF-8';
  */
 export function extractBody(body, where) {
   if (typeof body === 'string') return { source: { kind: 'text', data: body }, type: TEXT_TYPE };
+  const blob = blobStateOf(body);
+  if (blob !== null) {
+    return {
+      source: { kind: 'bytes', data: blob.bytes },
+      type: blob.type === '' ? null : blob.type,
+    };
+  }
   const view = bytes.copyOf(body);
   if (view !== null) return { source: { kind: 'bytes', data: view }, type: null };
+  const entries = formDataEntries(body);
+  if (entries !== null) {
+    const boundary = multipartBoundary();
+    return {
+      source: { kind: 'bytes', data: encodeMultipart(entries, boundary) },
+      type: 'multipart/form-data; boundary=' + boundary,
+    };
+  }
   const form = urlSearchParamsText(body);
   if (form !== null) return { source: { kind: 'text', data: form }, type: FORM_TYPE };
   throw new CtxTypeError(
     where +
-      ': the body must be a string, URLSearchParams, an ArrayBuffer, a typed array or a DataView' +
-      ' (Blob, FormData and streams are not available in tool code; for an object, JSON.stringify it)',
+      ': the body must be a string, URLSearchParams, an ArrayBuffer, a typed array, a DataView,' +
+      ' a Blob or a FormData (streams are not taken as bodies; for an object, JSON.stringify it)',
   );
 }
 
@@ -69,7 +96,8 @@ function textOf(body) {
 }
 
 /**
- * The body's bytes, in a new Uint8Array over a buffer of its own.
+ * The body's bytes, in a new Uint8Array over a buffer of its own (a 'bytes'
+ * body may be a Blob's, which nothing may write).
  * @param {BodySource | null} body
  */
 function bytesOf(body) {
@@ -90,11 +118,22 @@ function bytesOf(body) {
  * @param {(object: unknown) => BodyHolder} holderOf
  */
 export function defineBodyMembers(prototype, holderOf) {
+  // Taken before tool code can reach Headers (this group creates it).
+  const headersGet = webHeaders().Headers.prototype.get;
+
+  /**
+   * The MIME type of the object's Content-Type header, or null.
+   * @param {unknown} object
+   */
+  function mimeTypeOf(object) {
+    return extractMimeType(ReflectApply(headersGet, holderOf(object).headers, ['content-type']));
+  }
+
   /**
    * Takes the body once: later reads reject, as a consumed stream's would;
    * a null body is never used up.
    * @param {unknown} object
-   * @param {(body: BodySource | null) => unknown} read
+   * @param {(body: BodySource | null, object: unknown) => unknown} read
    */
   function consume(object, read) {
     const taken = new CtxPromise(function (resolve) {
@@ -103,7 +142,12 @@ export function defineBodyMembers(prototype, holderOf) {
       if (holder.body !== null) holder.used = true;
       resolve(holder.body);
     });
-    return ReflectApply(promiseThen, taken, [read]);
+    return ReflectApply(promiseThen, taken, [
+      /** @param {BodySource | null} body */
+      function (body) {
+        return read(body, object);
+      },
+    ]);
   }
 
   const members = {
@@ -133,6 +177,44 @@ export function defineBodyMembers(prototype, holderOf) {
     /** The body's bytes as a Uint8Array. */
     bytes() {
       return consume(this, bytesOf);
+    },
+
+    /** The body as a Blob typed by the Content-Type header. */
+    blob() {
+      return consume(this, function (body, object) {
+        const mime = mimeTypeOf(object);
+        return blobClasses().makeBlob(bytesOf(body), mime === null ? '' : serializeMimeType(mime));
+      });
+    },
+
+    /**
+     * The body as a FormData: multipart/form-data (by its boundary) or
+     * application/x-www-form-urlencoded, by the Content-Type header.
+     */
+    formData() {
+      return consume(this, function (body, object) {
+        const mime = mimeTypeOf(object);
+        const made = formDataClass();
+        if (mime !== null && mime.type === 'multipart' && mime.subtype === 'form-data') {
+          const boundary = parameterOf(mime, 'boundary');
+          const entries = boundary === undefined ? null : parseMultipart(bytesOf(body), boundary);
+          if (entries === null) {
+            throw new CtxTypeError('formData: the body is not valid multipart/form-data');
+          }
+          return made.formDataFrom(entries);
+        }
+        if (
+          mime !== null &&
+          mime.type === 'application' &&
+          mime.subtype === 'x-www-form-urlencoded'
+        ) {
+          return made.formDataFrom(parseUrlencoded(bytesOf(body)));
+        }
+        throw new CtxTypeError(
+          'formData: the Content-Type is neither multipart/form-data nor' +
+            ' application/x-www-form-urlencoded',
+        );
+      });
     },
   };
   const keys = ReflectOwnKeys(members);

@@ -4,7 +4,9 @@
  * same one sdk.http makes (egress policy, time, size and redirect limits are
  * the broker's), asking for the response body as base64 so arrayBuffer()
  * gets the exact bytes; text() has the host decode them. Bodies are whole
- * values, never streams. `init` is read once, field by field, before
+ * values, never streams: a string, URLSearchParams, a BufferSource, a Blob
+ * (its bytes, shared, never written) or a FormData (multipart/form-data,
+ * multipart.js). `init` is read once, field by field, before
  * anything else happens, so a getter that changes its answer sees no second
  * read; a Response is a class of this realm with no `then`. fetch also
  * takes a Request (request.js, which reads (input, init) for both); the

@@ -90,3 +90,40 @@ export function stringBuilder() {
     },
   };
 }
+
+/**
+ * `text` as a USVString (WebIDL): each lone surrogate replaced by U+FFFD.
+ * @param {string} text
+ */
+export function toUsvString(text) {
+  const length = text.length;
+  let i = 0;
+  for (; i < length; i++) {
+    const code = charCodeAt(text, i);
+    if (code < 0xd800 || code > 0xdfff) continue;
+    if (code <= 0xdbff && i + 1 < length) {
+      const next = charCodeAt(text, i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    break;
+  }
+  if (i >= length) return text;
+  const out = stringBuilder();
+  for (let j = 0; j < length; j++) {
+    const code = charCodeAt(text, j);
+    if (code >= 0xd800 && code <= 0xdbff && j + 1 < length) {
+      const next = charCodeAt(text, j + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        out.push(code);
+        out.push(next);
+        j++;
+        continue;
+      }
+    }
+    out.push(code >= 0xd800 && code <= 0xdfff ? 0xfffd : code);
+  }
+  return out.text();
+}

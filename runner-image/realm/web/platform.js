@@ -3,7 +3,8 @@
  * The web platform of tool code (DESIGN §3): URL, URLSearchParams,
  * TextEncoder, TextDecoder, atob, btoa, structuredClone, DOMException,
  * Event, CustomEvent, EventTarget, AbortController, AbortSignal, performance,
- * crypto, fetch, Headers, Request and Response, all created in the tool's realm.
+ * crypto, fetch, Headers, Request, Response, Blob, File and FormData, all
+ * created in the tool's realm.
  *
  * Each is installed lazily: the global is an accessor until first read, when
  * its group is created and the accessor becomes the ordinary data property
@@ -16,10 +17,12 @@ import { ObjectDefineProperty } from '../primordials.js';
 import { once } from '../webidl.js';
 import { abortClasses } from './abort.js';
 import { atob, btoa } from './base64.js';
+import { blobClasses } from './blob.js';
 import { webCrypto } from './crypto.js';
 import { domExceptionClass } from './dom-exception.js';
 import { eventClasses } from './event-target.js';
 import { webFetch } from './fetch.js';
+import { formDataClass } from './form-data.js';
 import { webHeaders } from './headers.js';
 import { webPerformance } from './performance.js';
 import { webRequest } from './request.js';
@@ -63,6 +66,12 @@ function fetchGroup() {
     Response: made.Response,
     Headers: webHeaders().Headers,
   };
+}
+
+/** @type {Group} */
+function filesGroup() {
+  const made = blobClasses();
+  return { Blob: made.Blob, File: made.File, FormData: formDataClass().FormData };
 }
 
 /**
@@ -133,5 +142,6 @@ export function installWebPlatform(G) {
   lazyGroup(webCrypto, ['crypto', 'Crypto', 'SubtleCrypto', 'CryptoKey']);
   lazyGroup(webPerformance, ['performance', 'Performance']);
   lazyGroup(fetchGroup, ['fetch', 'Request', 'Response', 'Headers']);
+  lazyGroup(filesGroup, ['Blob', 'File', 'FormData']);
   lazyGroup(urlClasses, ['URL', 'URLSearchParams']);
 }
