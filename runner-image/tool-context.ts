@@ -5,9 +5,11 @@
  * creating one (~0.5 ms) stays off the invoke path. Lodash (2–7 ms to evaluate)
  * comes in only for tools that use it: evaluated ahead when the tool's code
  * names it, else on first access of `sdk.lodash`. The web platform's globals
- * likewise (URL, whatwg-url, takes 1–4 ms; each other group 0.1–0.3 ms): set
- * up ahead when the tool's code names them, else on first read. The URL
- * script itself only defines a factory in each context (~10 µs).
+ * likewise (URL, whatwg-url, takes 1–4 ms; the streams, web-streams-polyfill,
+ * ~0.25 ms; each other group 0.1–0.3 ms): set up ahead when the tool's code
+ * names them, else on first read. The URL and streams scripts themselves
+ * only define a factory in each context (~10 µs and ~4 µs; see
+ * bench/realm-streams-bench.ts).
  */
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
@@ -133,6 +135,8 @@ const WEB_GROUP_TRIGGERS: readonly (readonly [trigger: string, global: string])[
   ['Blob', 'Blob'],
   ['File', 'Blob'],
   ['FormData', 'Blob'],
+  ['Stream', 'ReadableStream'],
+  ['QueuingStrategy', 'ReadableStream'],
 ];
 
 /** One tiny script per global to read ahead, compiled when first needed. */
@@ -181,22 +185,25 @@ export function preloadFor(code: string): ContextPreload {
   return { lodash: code.includes('lodash'), webGlobals };
 }
 
-/** Compiles the bootstrap, lodash and whatwg-url once; makes contexts from them. */
+/** Compiles the bootstrap, lodash, whatwg-url and the streams once; makes contexts from them. */
 export class ToolContextFactory {
   readonly #bootstrap: vm.Script;
   readonly #lodashSource: string;
   #lodashScript: vm.Script | undefined;
   #urlScript: vm.Script | undefined;
+  #streamsScript: vm.Script | undefined;
 
   readonly #whatwgUrlSource: string;
+  readonly #webStreamsSource: string;
 
   /**
    * `lodashPath`: file URL or path of lodash.min.js (read now, compiled when
-   * first needed); `scripts`: the bootstrap and whatwg-url (context-scripts.ts).
+   * first needed); `scripts`: the bootstrap, whatwg-url and the streams (context-scripts.ts).
    */
   constructor(lodashPath: URL | string, scripts: ContextScripts) {
     this.#bootstrap = new vm.Script(scripts.bootstrap, { filename: 'mcphost-bootstrap.js' });
     this.#whatwgUrlSource = scripts.whatwgUrl;
+    this.#webStreamsSource = scripts.webStreams;
     this.#lodashSource = readFileSync(lodashPath, 'utf8');
   }
 
@@ -226,11 +233,21 @@ export class ToolContextFactory {
     return this.#urlScript;
   }
 
+  /** Compiles web-streams-polyfill if not yet done, like whatwg-url. */
+  #compileStreams(): vm.Script {
+    this.#streamsScript ??= new vm.Script(this.#webStreamsSource, {
+      filename: 'web-streams-polyfill.js',
+    });
+    return this.#streamsScript;
+  }
+
   /** A new context ready for one invocation, with what `preload` names evaluated in it now. */
   create(preload: ContextPreload = NOTHING_PRELOADED): ToolContext {
     const context = vm.createContext(contextGlobal(), CONTEXT_OPTIONS);
     // Only defines URL's factory, which the bootstrap takes out of tool code's reach.
     this.#compileUrl().runInContext(context, RUN);
+    // Likewise the stream classes' factory.
+    this.#compileStreams().runInContext(context, RUN);
     // Defines lodash's function only; nothing of lodash runs until it is called.
     const loadLodash = this.#compileLodash().runInContext(context, RUN) as () => void;
     const slot: BridgeSlot = { target: null };

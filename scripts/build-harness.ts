@@ -1,8 +1,9 @@
 /**
  * Bundles the harness (runner-image/harness.ts, zod included) into one ESM file
- * and puts beside it lodash.min.js and context-scripts.json (the two scripts
- * tool-context.ts compiles to run in tool contexts: the bootstrap, and
- * whatwg-url bundled for tool code's `URL`; see runner-image/context-scripts.ts):
+ * and puts beside it lodash.min.js and context-scripts.json (the scripts
+ * tool-context.ts compiles to run in tool contexts: the bootstrap, whatwg-url
+ * bundled for tool code's `URL`, and web-streams-polyfill for its
+ * `ReadableStream`; see runner-image/context-scripts.ts):
  * `dist/runner/harness.mjs`, `lodash.min.js`, `context-scripts.json`. Skips
  * work when the outputs are newer than every input. Runnable as
  * `tsx scripts/build-harness.ts`.
@@ -134,6 +135,214 @@ export async function whatwgUrlSource(): Promise<string> {
 }
 
 /**
+ * Where the streams script leaves its factory in the context (realm/web/streams.js
+ * reads and deletes it).
+ */
+const STREAMS_SLOT = '__mcphostWebStreams';
+
+/**
+ * Every global the web-streams-polyfill bundle names, each a local of its
+ * factory taken from the record realm/web/streams.js hands it (built from
+ * primordials.js, captured before tool code ran): a tool that replaced
+ * `TypeError` or `Symbol` before its first stream does not reach the
+ * library. Besides the language's: `AbortController` (the realm's, made on
+ * first need: each WritableStream's controller has one), `globalThis` (an
+ * object holding only a stand-in of the realm's DOMException, which the
+ * library looks for there), and `self`, `global`, `queueMicrotask`, `structuredClone`, which
+ * it is given as undefined and so does without (a tool's replacement of
+ * them never runs in it). The build refuses a bundle naming a global missing
+ * here (see `checkFreeGlobals`).
+ */
+export const STREAMS_INTRINSICS = [
+  'AbortController',
+  'ArrayBuffer',
+  'DataView',
+  'Error',
+  'Function',
+  'Math',
+  'Number',
+  'Object',
+  'Promise',
+  'RangeError',
+  'String',
+  'Symbol',
+  'TypeError',
+  'Uint8Array',
+  'global',
+  'globalThis',
+  'isFinite',
+  'queueMicrotask',
+  'self',
+  'structuredClone',
+  // The stand-ins of STREAMS_DEFINE.
+  'intrinsicApply',
+  'intrinsicHasOwn',
+  'intrinsicThen',
+] as const;
+
+/** What the streams script's factory returns: the library's classes, each a global of tool code. */
+export const STREAMS_EXPORTS = [
+  'ByteLengthQueuingStrategy',
+  'CountQueuingStrategy',
+  'ReadableByteStreamController',
+  'ReadableStream',
+  'ReadableStreamBYOBReader',
+  'ReadableStreamBYOBRequest',
+  'ReadableStreamDefaultController',
+  'ReadableStreamDefaultReader',
+  'TransformStream',
+  'TransformStreamDefaultController',
+  'WritableStream',
+  'WritableStreamDefaultController',
+  'WritableStreamDefaultWriter',
+] as const;
+
+/**
+ * The three prototype methods the library calls on every operation, each
+ * only as `method.call(receiver, ...)`: replaced at build time by stand-ins
+ * whose `call` applies the method captured before tool code ran, so a tool
+ * that replaced `Promise.prototype.then`, `Function.prototype.apply`,
+ * `.call` or `Object.prototype.hasOwnProperty` does not change how its
+ * streams work. (The library's other reads of the built-ins' methods,
+ * `Object.defineProperty`, `Math.min`…, are off the intrinsic objects
+ * themselves, at call time; a tool that mutates those only confuses itself.)
+ */
+const STREAMS_DEFINE = {
+  'Promise.prototype.then': 'intrinsicThen',
+  'Function.prototype.apply': 'intrinsicApply',
+  'Object.prototype.hasOwnProperty': 'intrinsicHasOwn',
+};
+
+/**
+ * The script that gives tool code ReadableStream, WritableStream,
+ * TransformStream and their readers, writers, controllers and queuing
+ * strategies: web-streams-polyfill's ponyfill build (no globals of its own,
+ * tested against the web-platform-tests), bundled for no platform inside a
+ * function that takes the record of STREAMS_INTRINSICS. Like whatwg-url's, it
+ * only defines the factory in each context; the factory runs on first use.
+ */
+export async function webStreamsSource(): Promise<string> {
+  const result = await build({
+    stdin: {
+      contents: `export { ${STREAMS_EXPORTS.join(', ')} } from 'web-streams-polyfill';`,
+      resolveDir: ROOT,
+      loader: 'js',
+    },
+    bundle: true,
+    write: false,
+    // ESM, its closing `export {…}` made the factory's `return {…}`: an IIFE
+    // would build the exports through esbuild's interop helpers, which read
+    // `Object.prototype.hasOwnProperty` as the factory runs.
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    define: STREAMS_DEFINE,
+    // Not minifyIdentifiers: that would rename the classes (`ReadableStream.name`
+    // would be 'A'); the library's dist is minified already, its names kept.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  const bundle = result.outputFiles[0]?.text;
+  if (bundle === undefined) throw new Error('web-streams-polyfill: esbuild produced no output');
+  const tail = /export\s*\{([^}]*)\};?\s*$/.exec(bundle);
+  if (tail === null) throw new Error('web-streams-polyfill: the bundle does not end by exporting');
+  const exported = (tail[1] as string).split(',').map((part) => {
+    const [local, name = local] = part.trim().split(/\s+as\s+/);
+    return `${name}: ${local}`;
+  });
+  const code = bundle.slice(0, tail.index);
+  checkFreeGlobals(code);
+  const locals = `const { ${STREAMS_INTRINSICS.join(', ')} } = intrinsics;`;
+  return `this.${STREAMS_SLOT} = function (intrinsics) {\n'use strict';\n${locals}\n${code}\nreturn { ${exported.join(', ')} };\n};`;
+}
+
+/**
+ * Fails the build when the streams bundle names a global beyond
+ * STREAMS_INTRINSICS (a later version of the library that reads one more would
+ * read it off the context's global, where tool code may have replaced it).
+ * No scope analysis: the bundle's code, strings and template text left out
+ * (`codeOnly`), is searched for the names of this process's globals (the
+ * language's, Node's and the web's) and `self`/`window`, other than as a
+ * property (`.name`, `name:`) or as a name it declares itself. Catches more
+ * than it must, never less.
+ */
+function checkFreeGlobals(bundle: string): void {
+  const code = codeOnly(bundle);
+  const candidates = new Set([...Object.getOwnPropertyNames(globalThis), 'self', 'window']);
+  // Declared, or assigned (the minifier joins declarations: `var a={},B=class{…}`).
+  const declared = new Set(
+    [
+      ...code.matchAll(/\b(?:class|function|const|let|var)\s+([A-Za-z_$][\w$]*)/g),
+      ...code.matchAll(/(?<![\w$.])([A-Za-z_$][\w$]*)=(?![=>])/g),
+    ].map((match) => match[1]),
+  );
+  const allowed = new Set<string>([...STREAMS_INTRINSICS, 'NaN', 'Infinity', 'undefined']);
+  const unexpected = new Set<string>();
+  for (const match of code.matchAll(/(?<![\w$.])[A-Za-z_$][\w$]*(?![\w$]*\s*:(?!:))/g)) {
+    const name = match[0];
+    if (candidates.has(name) && !declared.has(name) && !allowed.has(name)) unexpected.add(name);
+  }
+  if (unexpected.size > 0) {
+    throw new Error(
+      `web-streams-polyfill names globals it is not handed (${[...unexpected].join(', ')}): add them to STREAMS_INTRINSICS and realm/web/streams.js`,
+    );
+  }
+}
+
+/**
+ * The script with the text of its string literals and of its templates
+ * (not their `${…}` parts) blanked out. Enough for esbuild's minified output,
+ * which writes no regular expression literal holding a quote: the check
+ * above would then report a name too many, never miss one.
+ */
+function codeOnly(script: string): string {
+  let out = '';
+  /** Brace depths at which a template's `${` was opened. */
+  const templates: number[] = [];
+  let depth = 0;
+  let quote = '';
+  for (let i = 0; i < script.length; i++) {
+    const character = script[i] as string;
+    if (quote !== '') {
+      if (character === '\\') {
+        i++;
+      } else if (quote === '`' && character === '$' && script[i + 1] === '{') {
+        templates.push(depth);
+        depth++;
+        i++;
+        quote = '';
+        out += ' ';
+      } else if (character === quote) {
+        quote = '';
+        out += ' ';
+      }
+      continue;
+    }
+    if (character === '"' || character === "'" || character === '`') {
+      quote = character;
+      out += ' ';
+    } else if (character === '{') {
+      depth++;
+      out += character;
+    } else if (character === '}') {
+      depth--;
+      if (templates.length > 0 && templates[templates.length - 1] === depth) {
+        templates.pop();
+        quote = '`';
+        out += ' ';
+      } else {
+        out += character;
+      }
+    } else {
+      out += character;
+    }
+  }
+  return out;
+}
+
+/**
  * zod's messages in English only. zod re-exports every one of its ~50 locales
  * (`z.locales`), and the protocol's namespace import (`import { z }`) keeps
  * them all in the bundle: 366 kB of the 800 kB harness, parsed and evaluated
@@ -212,6 +421,7 @@ export async function buildHarness(
     const scripts = {
       bootstrap: asciiOnly(await bootstrapSource()),
       whatwgUrl: asciiOnly(await whatwgUrlSource()),
+      webStreams: asciiOnly(await webStreamsSource()),
     };
     await writeFile(contextScriptsPath, JSON.stringify(scripts));
   }

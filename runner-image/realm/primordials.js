@@ -25,6 +25,12 @@ export const ReflectApply = Reflect.apply;
 export const ReflectOwnKeys = Reflect.ownKeys;
 
 export const CtxObject = Object;
+export const CtxFunction = Function;
+export const CtxMath = Math;
+export const CtxSymbol = Symbol;
+export const CtxArrayBuffer = ArrayBuffer;
+/** The global `isFinite` (converts its argument, unlike Number.isFinite). */
+export const GlobalIsFinite = isFinite;
 export const ObjectCreate = Object.create;
 export const ObjectFreeze = Object.freeze;
 export const ObjectKeys = Object.keys;

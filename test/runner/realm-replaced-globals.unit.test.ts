@@ -200,3 +200,42 @@ describe('the realm after tool code replaced TypeError, Symbol, parseInt and par
     expect(run.logs).toEqual(['7 1.5', '42 25']);
   });
 });
+
+describe('the streams after tool code replaced TypeError, Symbol, parseInt and parseFloat', () => {
+  it('ReadableStream, set up after the replacement, throws its own errors and keeps its symbols', () => {
+    const run = expectUnaffected(`
+      const attempt = (fn) => { try { fn(); return 'no error'; } catch (error) {
+        return error instanceof OriginalTypeError ? 'TypeError' : error.name; } };
+      let controller;
+      const stream = new ReadableStream({ start(c) { controller = c; } }, { highWaterMark: 2 });
+      controller.enqueue('a');
+      const reader = stream.getReader();
+      return {
+        badType: attempt(() => new ReadableStream({ type: 'nope' })),
+        badSize: attempt(() => new ReadableStream({}, { highWaterMark: -1 })),
+        lockedTwice: attempt(() => stream.getReader()),
+        illegal: attempt(() => new ReadableStreamDefaultController()),
+        desiredSize: controller.desiredSize,
+        locked: stream.locked,
+        reading: Object.prototype.toString.call(reader.read()),
+        tag: Object.prototype.toString.call(stream),
+        symbols: Object.getOwnPropertySymbols(ReadableStream.prototype).length,
+        transform: typeof new TransformStream().readable.getReader,
+      };
+    `);
+    expect(run.value).toEqual({
+      value: {
+        badType: 'TypeError',
+        badSize: 'RangeError',
+        lockedTwice: 'TypeError',
+        illegal: 'TypeError',
+        desiredSize: 1,
+        locked: true,
+        reading: '[object Promise]',
+        tag: '[object ReadableStream]',
+        symbols: 2,
+        transform: 'function',
+      },
+    });
+  });
+});

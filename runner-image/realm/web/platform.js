@@ -3,8 +3,10 @@
  * The web platform of tool code (DESIGN §3): URL, URLSearchParams,
  * TextEncoder, TextDecoder, atob, btoa, structuredClone, DOMException,
  * Event, CustomEvent, EventTarget, AbortController, AbortSignal, performance,
- * crypto, fetch, Headers, Request, Response, Blob, File and FormData, all
- * created in the tool's realm.
+ * crypto, fetch, Headers, Request, Response, Blob, File, FormData and the
+ * streams (ReadableStream, WritableStream, TransformStream, their readers,
+ * writers and controllers, and the queuing strategies), all created in the
+ * tool's realm.
  *
  * Each is installed lazily: the global is an accessor until first read, when
  * its group is created and the accessor becomes the ordinary data property
@@ -26,6 +28,7 @@ import { formDataClass } from './form-data.js';
 import { webHeaders } from './headers.js';
 import { webPerformance } from './performance.js';
 import { webRequest } from './request.js';
+import { streamClasses, takeStreamsFactory } from './streams.js';
 import { structuredCloneFunction } from './structured-clone.js';
 import { textDecoderClass } from './text-decoder.js';
 import { textEncoderClass } from './text-encoder.js';
@@ -76,11 +79,13 @@ function filesGroup() {
 
 /**
  * Defines the web platform's globals on the context's global, each an
- * accessor until first read; takes URL's factory out of tool code's reach.
+ * accessor until first read; takes the factories of URL and the streams out
+ * of tool code's reach.
  * @param {Record<string, unknown>} G the context's global
  */
 export function installWebPlatform(G) {
   takeUrlFactory(G);
+  takeStreamsFactory(G);
 
   /**
    * @param {string} name
@@ -144,4 +149,19 @@ export function installWebPlatform(G) {
   lazyGroup(fetchGroup, ['fetch', 'Request', 'Response', 'Headers']);
   lazyGroup(filesGroup, ['Blob', 'File', 'FormData']);
   lazyGroup(urlClasses, ['URL', 'URLSearchParams']);
+  lazyGroup(streamClasses, [
+    'ReadableStream',
+    'ReadableStreamDefaultReader',
+    'ReadableStreamBYOBReader',
+    'ReadableStreamBYOBRequest',
+    'ReadableStreamDefaultController',
+    'ReadableByteStreamController',
+    'WritableStream',
+    'WritableStreamDefaultWriter',
+    'WritableStreamDefaultController',
+    'TransformStream',
+    'TransformStreamDefaultController',
+    'ByteLengthQueuingStrategy',
+    'CountQueuingStrategy',
+  ]);
 }
