@@ -292,7 +292,10 @@ describe('the web platform', () => {
       const names = ['URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'structuredClone',
         'DOMException', 'Event', 'EventTarget', 'CustomEvent', 'AbortController', 'AbortSignal', 'performance',
         'crypto', 'Crypto', 'CryptoKey', 'SubtleCrypto', 'fetch', 'Headers', 'Request', 'Response',
-        'Blob', 'File', 'FormData'];
+        'Blob', 'File', 'FormData', 'ReadableStream', 'ReadableStreamDefaultReader', 'ReadableStreamBYOBReader',
+        'ReadableStreamBYOBRequest', 'ReadableStreamDefaultController', 'ReadableByteStreamController',
+        'WritableStream', 'WritableStreamDefaultWriter', 'WritableStreamDefaultController', 'TransformStream',
+        'TransformStreamDefaultController', 'ByteLengthQueuingStrategy', 'CountQueuingStrategy'];
       for (const name of names) {
         const accessor = Object.getOwnPropertyDescriptor(globalThis, name);
         reach(name + ' getter', accessor.get);
@@ -340,7 +343,21 @@ describe('the web platform', () => {
       const sent = new Response(form); reach('form response', sent);
       reach('parsed form', await sent.formData());
       reach('response blob', await new Response('x').blob());
-      reach('formData error', await new Response('x').formData().catch((e) => e));`);
+      reach('formData error', await new Response('x').formData().catch((e) => e));
+      const stream = blob.stream(); reach('blob stream', stream);
+      const reader = stream.getReader(); reach('reader', reader);
+      const chunk = reader.read(); reach('read promise', chunk); reach('read result', await chunk); reach('chunk', (await chunk).value);
+      reach('locked error', attempt(() => stream.getReader()));
+      const byob = new Response('xyz').body.getReader({ mode: 'byob' }); reach('byob reader', byob);
+      reach('byob read', await byob.read(new Uint8Array(2)));
+      const source = new ReadableStream({ start(c) { reach('stream controller', c); c.enqueue('a'); } });
+      reach('made stream', source); reach('tee', source.tee());
+      const transform = new TransformStream({ transform(c, t) { reach('transform controller', t); t.enqueue(c); } });
+      reach('transform', transform); reach('writable', transform.writable); reach('writer', transform.writable.getWriter());
+      const iterator = new Response('abc').body[Symbol.asyncIterator](); reach('stream iterator', iterator); reach('iterator step', await iterator.next());
+      reach('stream error', attempt(() => new ReadableStream({ type: 'nope' })));
+      reach('cancelled', await new ReadableStream().cancel('why'));
+      reach('strategy', new CountQueuingStrategy({ highWaterMark: 1 })); reach('size', new ByteLengthQueuingStrategy({ highWaterMark: 1 }).size);`);
     expectContained(verdicts);
     expect(verdicts).toContain('url: context Function');
     expect(verdicts).toContain('abort event: context Function');

@@ -608,3 +608,74 @@ describe('bodies', () => {
     );
   });
 });
+
+describe('streams of Blobs and bodies', () => {
+  const readAll = `
+    const readAll = async (stream) => {
+      const reader = stream.getReader();
+      const out = [];
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return out;
+        if (!(value instanceof Uint8Array)) return 'not bytes: ' + Object.prototype.toString.call(value);
+        for (let i = 0; i < value.length; i++) out.push(value[i]);
+      }
+    };
+  `;
+
+  it('Blob.stream() gives the bytes, in chunks of bytes, as in Node (past one chunk too)', async () => {
+    const probe = `async ({ parts, repeat }) => {
+      ${HELPERS}
+      ${readAll}
+      const blob = new Blob([...parts.map(part), 'x'.repeat(repeat)]);
+      const stream = blob.stream();
+      const all = await readAll(stream);
+      return [stream instanceof ReadableStream, Array.isArray(all) ? all.length : all, Array.isArray(all) ? all.slice(-3) : null, bytes(await blob.arrayBuffer()).length];
+    }`;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          parts: fc.array(part, { maxLength: 3 }),
+          repeat: fc.oneof(fc.constant(0), fc.integer({ min: 65_530, max: 140_000 })),
+        }),
+        (input) => agree(probe, input),
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('a body read from its stream is used; one whose stream is locked or read is unusable, as in Node', async () => {
+    const probe = `async ({ kind, steps }) => {
+      ${readAll}
+      const body = kind === 'null' ? null : kind === 'text' ? 'héllo' : kind === 'bytes' ? new Uint8Array([1, 2, 3]) : new Blob(['blob']);
+      const response = new Response(body);
+      const seen = [response.body === null, response.body === response.body, response.bodyUsed];
+      let reader = null;
+      for (const step of steps) {
+        try {
+          if (step === 'getReader') reader = response.body.getReader();
+          else if (step === 'read') seen.push(reader === null ? 'no reader' : await readAll({ getReader: () => reader }));
+          else if (step === 'text') seen.push(await response.text());
+          else if (step === 'clone') seen.push(typeof response.clone());
+          else if (step === 'locked') seen.push(response.body === null ? null : response.body.locked);
+          seen.push(response.bodyUsed);
+        } catch (error) {
+          seen.push(errorName(error));
+        }
+      }
+      return seen;
+    }`;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          kind: fc.constantFrom('null', 'text', 'bytes', 'blob'),
+          steps: fc.array(fc.constantFrom('getReader', 'read', 'text', 'clone', 'locked'), {
+            maxLength: 5,
+          }),
+        }),
+        (input) => agree(probe, input),
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -153,6 +153,19 @@ describe('the globals', () => {
       'Blob',
       'File',
       'FormData',
+      'ReadableStream',
+      'ReadableStreamDefaultReader',
+      'ReadableStreamBYOBReader',
+      'ReadableStreamBYOBRequest',
+      'ReadableStreamDefaultController',
+      'ReadableByteStreamController',
+      'WritableStream',
+      'WritableStreamDefaultWriter',
+      'WritableStreamDefaultController',
+      'TransformStream',
+      'TransformStreamDefaultController',
+      'ByteLengthQueuingStrategy',
+      'CountQueuingStrategy',
     ];
     const value = await run(
       `return params.names.map((name) => {
@@ -592,6 +605,33 @@ describe('fetch through the broker', () => {
       getBody: ['TypeError', null, true],
       objectBody: ['TypeError', null, true],
       manual: ['TypeError', null, true],
+    });
+  });
+
+  it('a fetched body read from its stream, whole or by a BYOB reader, through a TransformStream', async () => {
+    const value = await run(`
+      const chunks = async (stream) => {
+        const reader = stream.getReader();
+        const out = [];
+        for (;;) { const { done, value } = await reader.read(); if (done) return out; out.push(...value); }
+      };
+      const streamed = await fetch(params.url + '/bytes');
+      const before = [streamed.bodyUsed, streamed.body.locked];
+      const bytes = await chunks(streamed.body);
+      const after = [streamed.bodyUsed, await streamed.text().then(() => 'read twice', (e) => e.name)];
+      const byob = (await fetch(params.url + '/bytes')).body.getReader({ mode: 'byob' });
+      const first = await byob.read(new Uint8Array(4));
+      const upper = (await fetch(params.url + '/json')).body
+        .pipeThrough(new TransformStream({ transform(chunk, controller) { controller.enqueue(new TextDecoder().decode(chunk).toUpperCase()); } }));
+      let text = '';
+      for await (const part of upper) text += part;
+      return { before, bytes, after, byob: Array.from(first.value), json: text.startsWith('{') && text === text.toUpperCase() };`);
+    expect(value).toEqual({
+      before: [false, false],
+      bytes: [0, 1, 127, 128, 254, 255],
+      after: [true, 'TypeError'],
+      byob: [0, 1, 127, 128],
+      json: true,
     });
   });
 

@@ -5,8 +5,8 @@
  * filled it, so a slice, a File made from a Blob (FormData does this) and a
  * Blob given as a body share them instead of copying; what leaves a Blob
  * (arrayBuffer(), bytes()) is always a copy. The bytes live in the
- * container's memory like any other value of the tool's. No stream(): the
- * realm has no ReadableStream.
+ * container's memory like any other value of the tool's. stream() reads
+ * them in chunks, each a copy (streams.js).
  */
 import {
   CtxPromise,
@@ -32,6 +32,7 @@ import {
 import { dictionary, member, once, platformClasses, remember, stateOf } from '../webidl.js';
 import * as bytes from './bytes.js';
 import { stringBuilder, toUsvString } from './infra.js';
+import { byteStream } from './streams.js';
 import { utf8DecodeAll, utf8Encode } from './utf8.js';
 
 /**
@@ -144,6 +145,20 @@ function longLong(value) {
 function relativePosition(position, size) {
   if (position < 0) return size + position > 0 ? size + position : 0;
   return position < size ? position : size;
+}
+
+/**
+ * A view of the bytes of `view` from `from` to `to`, sharing them.
+ * @param {Uint8Array} view
+ * @param {number} from
+ * @param {number} to
+ */
+function viewBetween(view, from, to) {
+  return new CtxUint8Array(
+    ReflectApply(typedArrayBuffer, view, []),
+    ReflectApply(typedArrayOffset, view, []) + from,
+    to - from,
+  );
 }
 
 /** @param {Uint8Array} view */
@@ -340,12 +355,7 @@ export const blobClasses = once(function () {
       const first = relativePosition(from, state.size);
       const last = relativePosition(to, state.size);
       const span = last > first ? last - first : 0;
-      const data = new CtxUint8Array(
-        ReflectApply(typedArrayBuffer, state.bytes, []),
-        ReflectApply(typedArrayOffset, state.bytes, []) + first,
-        span,
-      );
-      return adopt(new Blob(MAKING), data, type, null);
+      return adopt(new Blob(MAKING), viewBetween(state.bytes, first, first + span), type, null);
     }
 
     /** The bytes decoded as UTF-8 (a byte order mark dropped, invalid bytes as U+FFFD). */
@@ -366,6 +376,14 @@ export const blobClasses = once(function () {
     bytes() {
       return settled(this, function (state) {
         return new CtxUint8Array(state.bytes);
+      });
+    }
+
+    /** A ReadableStream (a byte stream) of the bytes, read in chunks when a reader asks. */
+    stream() {
+      const data = blobState(this).bytes;
+      return byteStream(function () {
+        return data;
       });
     }
   }

@@ -4,12 +4,15 @@
  * body may be made from, the content-type it implies, and the methods that
  * read it once (text, json, arrayBuffer, bytes, blob, formData, bodyUsed).
  * A Blob body shares the Blob's bytes (never written); a FormData body is
- * encoded as multipart/form-data (multipart.js). Bodies are whole
- * values, never streams, so "disturbed" is one flag: reading sets it, and a
- * second read, a clone or a new Request from the used one is refused.
+ * encoded as multipart/form-data (multipart.js). `body` is a byte stream of
+ * the same bytes (streams.js), made when first asked for. Bodies are whole
+ * values underneath, so "disturbed" is one flag: reading the body, whole or
+ * from its stream, sets it, and a second read, a clone or a new Request from
+ * the used one is refused; a whole read locks a stream already handed out.
  */
 import {
   CtxPromise,
+  CtxWeakMap,
   CtxRangeError,
   CtxTypeError,
   JSONParse,
@@ -18,8 +21,10 @@ import {
   ReflectApply,
   ReflectOwnKeys,
   promiseThen,
+  weakMapGet,
 } from '../primordials.js';
 import { webCall } from '../bridge.js';
+import { remember } from '../webidl.js';
 import { blobClasses, blobStateOf } from './blob.js';
 import * as bytes from './bytes.js';
 import { formDataClass, formDataEntries } from './form-data.js';
@@ -31,6 +36,7 @@ import {
   parseMultipart,
   parseUrlencoded,
 } from './multipart.js';
+import { byteStream, isLocked, lockForever } from './streams.js';
 import { textDecoderClass } from './text-decoder.js';
 import { urlSearchParamsText } from './url.js';
 import { utf8Encode } from './utf8.js';
@@ -111,6 +117,43 @@ function bytesOf(body) {
 }
 
 /**
+ * The stream each body handed out as `body`, by its holder (one Request's
+ * or Response's state).
+ * @type {WeakMap<object, object>}
+ */
+const bodyStreams = new CtxWeakMap();
+
+/**
+ * The holder's stream, if its `body` was asked for.
+ * @param {BodyHolder} holder
+ * @returns {object | undefined}
+ */
+function streamOf(holder) {
+  return ReflectApply(weakMapGet, bodyStreams, [holder]);
+}
+
+/**
+ * Fetch's "unusable": the body was read, or its stream is locked to a reader.
+ * @param {BodyHolder} holder
+ */
+export function bodyUnusable(holder) {
+  if (holder.used) return true;
+  const stream = streamOf(holder);
+  return stream !== undefined && isLocked(stream);
+}
+
+/**
+ * Takes a usable body whole (a read, a new Request made from this one): it
+ * is used from now on, and its stream, if one was handed out, stays locked.
+ * @param {BodyHolder} holder
+ */
+export function takeBody(holder) {
+  const stream = streamOf(holder);
+  if (stream !== undefined) lockForever(stream);
+  if (holder.body !== null) holder.used = true;
+}
+
+/**
  * Gives `prototype` the Body mixin's members, reading the body through
  * `holderOf` (the class's brand check: a Response's methods refuse a
  * Request). They are defined as class members are: not enumerable.
@@ -138,8 +181,12 @@ export function defineBodyMembers(prototype, holderOf) {
   function consume(object, read) {
     const taken = new CtxPromise(function (resolve) {
       const holder = holderOf(object);
-      if (holder.used) throw new CtxTypeError('Body is unusable: the body has already been read');
-      if (holder.body !== null) holder.used = true;
+      if (bodyUnusable(holder)) {
+        throw new CtxTypeError(
+          'Body is unusable: the body has already been read or its stream is locked',
+        );
+      }
+      takeBody(holder);
       resolve(holder.body);
     });
     return ReflectApply(promiseThen, taken, [
@@ -153,6 +200,21 @@ export function defineBodyMembers(prototype, holderOf) {
   const members = {
     get bodyUsed() {
       return holderOf(this).used;
+    },
+
+    /** The body as a ReadableStream of bytes (the same one each time), or null when there is none. */
+    get body() {
+      const holder = holderOf(this);
+      if (holder.body === null) return null;
+      let stream = streamOf(holder);
+      if (stream === undefined) {
+        stream = byteStream(function () {
+          holder.used = true;
+          return bytesOf(holder.body);
+        });
+        remember(bodyStreams, holder, stream);
+      }
+      return stream;
     },
 
     /** The body decoded as UTF-8 (a byte order mark dropped, invalid bytes as U+FFFD). */

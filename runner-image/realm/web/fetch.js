@@ -32,7 +32,7 @@ import { webCall } from '../bridge.js';
 import { adoptCallFailure, callHost } from '../calls.js';
 import { once, platformClasses, stateOf } from '../webidl.js';
 import * as events from './abort.js';
-import { defineBodyMembers, extractBody } from './body.js';
+import { bodyUnusable, defineBodyMembers, extractBody } from './body.js';
 import * as bytes from './bytes.js';
 import { webHeaders as headersParts } from './headers.js';
 import { webRequest } from './request.js';
@@ -186,7 +186,11 @@ export const webFetch = once(function () {
     /** A second Response with the same status, headers and body; the body must be unread. */
     clone() {
       const state = responseState(this);
-      if (state.used) throw new CtxTypeError('Response.clone: the body has already been read');
+      if (bodyUnusable(state)) {
+        throw new CtxTypeError(
+          'Response.clone: the body has already been read or its stream is locked',
+        );
+      }
       const copy = new Response(FROM_FETCH);
       ReflectApply(weakMapSet, responses, [
         copy,

@@ -30,7 +30,7 @@ import {
 } from '../primordials.js';
 import { dictionary, once, platformClasses, remember, stateOf } from '../webidl.js';
 import * as events from './abort.js';
-import { defineBodyMembers, extractBody } from './body.js';
+import { bodyUnusable, defineBodyMembers, extractBody, takeBody } from './body.js';
 import { webHeaders as headersParts } from './headers.js';
 import { urlClasses } from './url.js';
 
@@ -394,11 +394,13 @@ export const webRequest = once(function () {
       body = made.source;
       if (made.type !== null) webHeaders.setDefaultHeader(headers, 'content-type', made.type);
     } else if (inputState !== undefined && inputBody !== null) {
-      if (inputState.used) {
-        throw new CtxTypeError(where + ": the Request's body has already been read");
+      if (bodyUnusable(inputState)) {
+        throw new CtxTypeError(
+          where + ": the Request's body has already been read or its stream is locked",
+        );
       }
       body = inputBody;
-      inputState.used = true;
+      takeBody(inputState);
     }
     state.body = body;
     state.used = false;
@@ -480,7 +482,11 @@ export const webRequest = once(function () {
     /** A second Request like this one, with a signal following this one's; the body must be unread. */
     clone() {
       const state = requestState(this);
-      if (state.used) throw new CtxTypeError('Request.clone: the body has already been read');
+      if (bodyUnusable(state)) {
+        throw new CtxTypeError(
+          'Request.clone: the body has already been read or its stream is locked',
+        );
+      }
       const copy = new Request(CLONING);
       const copied = copyOfState(state);
       copied.headers = webHeaders.copyHeaders(state.headers, false);

@@ -36,6 +36,9 @@ import {
   StringCtor,
   hasOwn,
   promiseThen,
+  typedArrayBuffer,
+  typedArrayLength,
+  typedArrayOffset,
 } from '../primordials.js';
 import { once, platformClasses } from '../webidl.js';
 import { abortClasses } from './abort.js';
@@ -154,6 +157,15 @@ export const streamClasses = once(function () {
   }
   const made = /** @type {StreamClasses} */ (streamsFactory(streamsIntrinsics()));
   streamsFactory = undefined;
+  // Taken before tool code can reach the prototype (this group creates it).
+  const locked = ObjectGetOwnPropertyDescriptor(made.ReadableStream.prototype, 'locked');
+  readableParts = {
+    ReadableStream: made.ReadableStream,
+    getReader: made.ReadableStream.prototype.getReader,
+    locked: /** @type {() => boolean} */ (/** @type {PropertyDescriptor} */ (locked).get),
+    enqueue: made.ReadableByteStreamController.prototype.enqueue,
+    close: made.ReadableByteStreamController.prototype.close,
+  };
   // structuredClone refuses them, as the platform's objects they are.
   platformClasses(
     made.ReadableStream,
@@ -172,3 +184,75 @@ export const streamClasses = once(function () {
   );
   return made;
 });
+
+/**
+ * What the realm's own code uses of ReadableStream, captured when the
+ * classes were made (before tool code could replace a method).
+ * @type {{
+ *   ReadableStream: Function, getReader: Function, locked: () => boolean,
+ *   enqueue: Function, close: Function,
+ * } | null}
+ */
+let readableParts = null;
+
+/** Most bytes one chunk of a byte stream of the realm's carries. */
+const CHUNK_BYTES = 65536;
+
+/**
+ * A byte stream of the bytes `load` gives when a reader first asks (a byte
+ * stream's high-water mark is 0: nothing is read before), handed out in
+ * chunks, each a copy the reader may keep or detach. The source is a
+ * null-prototype object: nothing tool code plants on Object.prototype
+ * becomes one of its callbacks.
+ * @param {() => Uint8Array} load bytes the stream only reads
+ * @returns {object}
+ */
+export function byteStream(load) {
+  const parts = readableStreamParts();
+  /** @type {Uint8Array | null} */
+  let data = null;
+  let offset = 0;
+  const source = {
+    __proto__: null,
+    type: 'bytes',
+    /** @param {any} controller */
+    pull: function (controller) {
+      if (data === null) data = load();
+      const total = ReflectApply(typedArrayLength, data, []);
+      if (offset < total) {
+        const end = offset + CHUNK_BYTES < total ? offset + CHUNK_BYTES : total;
+        const chunk = new CtxUint8Array(
+          ReflectApply(typedArrayBuffer, data, []),
+          ReflectApply(typedArrayOffset, data, []) + offset,
+          end - offset,
+        );
+        offset = end;
+        ReflectApply(parts.enqueue, controller, [new CtxUint8Array(chunk)]);
+      }
+      if (offset >= total) ReflectApply(parts.close, controller, []);
+    },
+  };
+  return new /** @type {any} */ (parts.ReadableStream)(source);
+}
+
+/**
+ * Whether a stream of the realm's is locked to a reader.
+ * @param {object} stream
+ */
+export function isLocked(stream) {
+  return ReflectApply(readableStreamParts().locked, stream, []);
+}
+
+/**
+ * Locks a stream of the realm's to a reader no one holds: a body read whole
+ * by text() or json() leaves its stream unusable, as the Fetch standard says.
+ * @param {object} stream
+ */
+export function lockForever(stream) {
+  ReflectApply(readableStreamParts().getReader, stream, []);
+}
+
+function readableStreamParts() {
+  if (readableParts === null) streamClasses();
+  return /** @type {NonNullable<typeof readableParts>} */ (readableParts);
+}
