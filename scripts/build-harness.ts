@@ -203,9 +203,14 @@ export const STREAMS_EXPORTS = [
  * whose `call` applies the method captured before tool code ran, so a tool
  * that replaced `Promise.prototype.then`, `Function.prototype.apply`,
  * `.call` or `Object.prototype.hasOwnProperty` does not change how its
- * streams work. (The library's other reads of the built-ins' methods,
- * `Object.defineProperty`, `Math.min`…, are off the intrinsic objects
- * themselves, at call time; a tool that mutates those only confuses itself.)
+ * streams work. The library's other reads of the built-ins' methods are
+ * left as they are, at call time or when the factory runs (after tool
+ * code): `Object.defineProperty`, `Math.min`, `Array.prototype.push`,
+ * `shift` and `map`, `Promise.all`, and `Promise.resolve.bind(Promise)` —
+ * a tool that replaced `Function.prototype.bind` before its first stream
+ * gets streams that answer its own fake. Each only confuses the tool that
+ * did it, in its own invocation (every invocation has a fresh context): the
+ * realm's own code never trusts what a stream gives it.
  */
 const STREAMS_DEFINE = {
   'Promise.prototype.then': 'intrinsicThen',

@@ -17,6 +17,7 @@ import {
   ObjectPrototypeToString,
   ReflectApply,
   StringCtor,
+  append,
   dateToISOString,
   functionToString,
   mapEntries,
@@ -107,18 +108,20 @@ function inspect(value, depth, seen, nested) {
   if (ArrayIsArray(value)) {
     if (value.length === 0) return '[]';
     if (depth > MAX_INSPECT_DEPTH) return '[Array]';
-    seen[seen.length] = value;
+    append(seen, value);
+    /** @type {string[]} */
     const parts = [];
     const shown = value.length < MAX_INSPECT_ITEMS ? value.length : MAX_INSPECT_ITEMS;
-    for (let i = 0; i < shown; i++) parts[parts.length] = inspect(value[i], depth + 1, seen, true);
-    if (value.length > shown) parts[parts.length] = '... ' + (value.length - shown) + ' more items';
+    for (let i = 0; i < shown; i++) append(parts, inspect(value[i], depth + 1, seen, true));
+    if (value.length > shown) append(parts, '... ' + (value.length - shown) + ' more items');
     seen.length = seen.length - 1;
     return '[ ' + parts.join(', ') + ' ]';
   }
   if (value instanceof CtxMap || value instanceof CtxSet) {
     const isMap = value instanceof CtxMap;
     if (depth > MAX_INSPECT_DEPTH) return isMap ? '[Map]' : '[Set]';
-    seen[seen.length] = value;
+    append(seen, value);
+    /** @type {string[]} */
     const parts = [];
     const iterator = isMap
       ? ReflectApply(mapEntries, value, [])
@@ -132,11 +135,14 @@ function inspect(value, depth, seen, nested) {
     ) {
       size++;
       if (parts.length >= MAX_INSPECT_ITEMS) continue;
-      parts[parts.length] = isMap
-        ? inspect(step.value[0], depth + 1, seen, true) +
-          ' => ' +
-          inspect(step.value[1], depth + 1, seen, true)
-        : inspect(step.value, depth + 1, seen, true);
+      append(
+        parts,
+        isMap
+          ? inspect(step.value[0], depth + 1, seen, true) +
+              ' => ' +
+              inspect(step.value[1], depth + 1, seen, true)
+          : inspect(step.value, depth + 1, seen, true),
+      );
     }
     seen.length = seen.length - 1;
     const head = (isMap ? 'Map(' : 'Set(') + size + ') ';
@@ -145,7 +151,8 @@ function inspect(value, depth, seen, nested) {
   const keys = ObjectKeys(value);
   if (keys.length === 0) return '{}';
   if (depth > MAX_INSPECT_DEPTH) return '[Object]';
-  seen[seen.length] = value;
+  append(seen, value);
+  /** @type {string[]} */
   const parts = [];
   const shown = keys.length < MAX_INSPECT_ITEMS ? keys.length : MAX_INSPECT_ITEMS;
   for (let i = 0; i < shown; i++) {
@@ -156,10 +163,10 @@ function inspect(value, depth, seen, nested) {
     } catch {
       text = '[unreadable]';
     }
-    parts[parts.length] = keyText(key) + ': ' + text;
+    append(parts, keyText(key) + ': ' + text);
   }
   if (keys.length > shown) {
-    parts[parts.length] = '... ' + (keys.length - shown) + ' more properties';
+    append(parts, '... ' + (keys.length - shown) + ' more properties');
   }
   seen.length = seen.length - 1;
   return '{ ' + parts.join(', ') + ' }';

@@ -35,6 +35,8 @@ export const ObjectCreate = Object.create;
 export const ObjectFreeze = Object.freeze;
 export const ObjectKeys = Object.keys;
 export const ObjectDefineProperty = Object.defineProperty;
+export const ObjectSetPrototypeOf = Object.setPrototypeOf;
+export const ReflectDefineProperty = Reflect.defineProperty;
 export const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 export const ObjectGetPrototypeOf = Object.getPrototypeOf;
 export const ObjectPrototypeToString = Object.prototype.toString;
@@ -187,4 +189,43 @@ export function then(promise, onFulfilled, onRejected) {
  */
 export function matches(pattern, text) {
   return ReflectApply(regexpExec, pattern, [text]) !== null;
+}
+
+/**
+ * Appends `value` to an array of the realm's own by defining the element,
+ * never by assigning it: an assignment to an index the array does not have
+ * yet runs a setter tool code put on that index of Array.prototype, handing
+ * it the array (a Headers list, a Blob's parts) to rewrite after its checks.
+ * The descriptor has no prototype, so no `get` or `set` planted on
+ * Object.prototype becomes part of it.
+ * @template T
+ * @param {T[]} list
+ * @param {T} value
+ */
+export function append(list, value) {
+  ReflectDefineProperty(
+    list,
+    list.length,
+    /** @type {PropertyDescriptor} */ ({
+      __proto__: null,
+      value: value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    }),
+  );
+}
+
+/**
+ * An array for the realm's own hot loops (code units, bytes): no prototype,
+ * so assigning an index it lacks, or reading a hole, meets nothing tool code
+ * planted. It has no methods and is not iterable: index it, read its length,
+ * give it to ReflectApply as an argument list.
+ * @param {number} [length]
+ * @returns {any[]}
+ */
+export function bareArray(length) {
+  const list = length === undefined ? [] : new CtxArray(length);
+  ObjectSetPrototypeOf(list, null);
+  return list;
 }

@@ -10,6 +10,7 @@ import {
   ObjectKeys,
   ReflectApply,
   StringCtor,
+  append,
   matches,
   regexpExec,
 } from './primordials.js';
@@ -46,7 +47,7 @@ function findUnserialisable(value, path, stack) {
   for (let i = 0; i < stack.length; i++) {
     if (stack[i] === value) return 'a circular reference at ' + (path || 'the top level');
   }
-  stack[stack.length] = value;
+  append(stack, value);
   let found = null;
   if (ArrayIsArray(value)) {
     for (let i = 0; i < value.length && found === null; i++) {

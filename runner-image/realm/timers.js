@@ -11,6 +11,7 @@ import {
   ObjectCreate,
   ObjectKeys,
   ReflectApply,
+  append,
   promiseResolve,
   then,
 } from './primordials.js';
@@ -53,8 +54,9 @@ function stopTimer(id) {
  * @param {number} from
  */
 function restArguments(args, from) {
+  /** @type {unknown[]} */
   const rest = [];
-  for (let i = from; i < args.length; i++) rest[rest.length] = args[i];
+  for (let i = from; i < args.length; i++) append(rest, args[i]);
   return rest;
 }
 

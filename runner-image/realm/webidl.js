@@ -13,6 +13,7 @@ import {
   ObjectDefineProperty,
   ObjectFreeze,
   ReflectApply,
+  append,
   isPrototypeOf,
   weakMapGet,
   weakMapSet,
@@ -144,7 +145,7 @@ const platformPrototypes = [];
  */
 export function platformClasses(...classes) {
   for (let i = 0; i < classes.length; i++) {
-    platformPrototypes[platformPrototypes.length] = /** @type {Function} */ (classes[i]).prototype;
+    append(platformPrototypes, /** @type {Function} */ (classes[i]).prototype);
   }
 }
 

@@ -12,6 +12,7 @@ import {
   NumberCtor,
   NumberIsFinite,
   ReflectApply,
+  append,
   weakMapHas,
 } from '../primordials.js';
 import { reportError } from '../errors.js';
@@ -58,7 +59,7 @@ function signalState(signal) {
 export function onAbort(signal, algorithm) {
   const state = signalState(signal);
   const algorithms = state.algorithms;
-  algorithms[algorithms.length] = algorithm;
+  append(algorithms, algorithm);
   return function forget() {
     for (let i = 0; i < algorithms.length; i++) {
       if (algorithms[i] === algorithm) {
@@ -94,7 +95,7 @@ export function dependentSignal(sources) {
   signalState(signal).dependent = true;
   for (let i = 0; i < sources.length; i++) {
     const dependents = signalState(sources[i]).dependents;
-    dependents[dependents.length] = signal;
+    append(dependents, signal);
   }
   return signal;
 }
@@ -122,7 +123,7 @@ function signalAbort(signal, reason) {
       if (dependentState.aborted) continue;
       dependentState.aborted = true;
       dependentState.reason = state.reason;
-      toRun[toRun.length] = dependent;
+      append(toRun, dependent);
     }
   }
   for (let i = 0; i < toRun.length; i++) {
@@ -218,7 +219,7 @@ export const abortClasses = once(function () {
       for (const source of signalList) {
         if (!isAbortSignal(source))
           throw new CtxTypeError('AbortSignal.any: every member must be an AbortSignal');
-        sources[sources.length] = /** @type {AbortSignal} */ (source);
+        append(sources, /** @type {AbortSignal} */ (source));
       }
       return dependentSignal(sources);
     }
@@ -265,7 +266,7 @@ export const abortClasses = once(function () {
         removed: false,
       };
       state.handlerListener = listener;
-      list[list.length] = listener;
+      append(list, listener);
     }
   }
 

@@ -21,6 +21,7 @@ import {
   ReflectApply,
   SymbolIterator,
   SymbolToStringTag,
+  append,
   charCodeAt,
   toLowerCase,
   typedArrayBuffer,
@@ -225,11 +226,11 @@ export const blobClasses = once(function () {
     for (const part of iterable) {
       const blob = blobStateOf(part);
       if (blob !== null) {
-        parts[parts.length] = blob.bytes;
+        append(parts, blob.bytes);
         continue;
       }
       const view = bytes.viewOf(part);
-      parts[parts.length] = view !== null ? view : toUsvString(domString(part));
+      append(parts, view !== null ? view : toUsvString(domString(part)));
     }
     return parts;
   }
@@ -256,7 +257,7 @@ export const blobClasses = once(function () {
         // A BufferSource's bytes must be copied; a Blob's are never written.
         fresh = blobBytesOwner(part);
       }
-      chunks[chunks.length] = chunk;
+      append(chunks, chunk);
       total += lengthOf(chunk);
     }
     if (chunks.length === 1 && fresh) return /** @type {Uint8Array} */ (chunks[0]);

@@ -179,6 +179,8 @@ export function defineBodyMembers(prototype, holderOf) {
    * @param {(body: BodySource | null, object: unknown) => unknown} read
    */
   function consume(object, read) {
+    /** @type {BodySource | null} */
+    let body = null;
     const taken = new CtxPromise(function (resolve) {
       const holder = holderOf(object);
       if (bodyUnusable(holder)) {
@@ -186,12 +188,14 @@ export function defineBodyMembers(prototype, holderOf) {
           'Body is unusable: the body has already been read or its stream is locked',
         );
       }
+      body = holder.body;
       takeBody(holder);
-      resolve(holder.body);
+      // Resolved with nothing: resolving with the body would hand its state (a
+      // Blob's own bytes) to a `then` getter tool code put on Object.prototype.
+      resolve(undefined);
     });
     return ReflectApply(promiseThen, taken, [
-      /** @param {BodySource | null} body */
-      function (body) {
+      function () {
         return read(body, object);
       },
     ]);

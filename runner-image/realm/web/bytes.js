@@ -9,12 +9,13 @@
  */
 import {
   ArrayBufferIsView,
-  CtxArray,
   CtxUint8Array,
   ReflectApply,
   StringFromCharCode,
+  append,
   arrayBufferLength,
   arrayJoin,
+  bareArray,
   charCodeAt,
   dataViewBuffer,
   dataViewLength,
@@ -94,17 +95,17 @@ export function copyOf(value) {
  * @param {Uint8Array} bytes
  */
 export function toBinary(bytes) {
-  const length = bytes.length;
+  const length = ReflectApply(typedArrayLength, bytes, []);
   if (length === 0) return '';
   /** @type {string[]} */
   const parts = [];
   /** @type {number[]} */
-  const chunk = new CtxArray(length < CHUNK ? length : CHUNK);
+  const chunk = bareArray(length < CHUNK ? length : CHUNK);
   for (let start = 0; start < length; start += CHUNK) {
     const size = length - start < CHUNK ? length - start : CHUNK;
     if (size !== chunk.length) chunk.length = size;
     for (let i = 0; i < size; i++) chunk[i] = /** @type {number} */ (bytes[start + i]);
-    parts[parts.length] = ReflectApply(StringFromCharCode, undefined, chunk);
+    append(parts, ReflectApply(StringFromCharCode, undefined, chunk));
   }
   return parts.length === 1
     ? /** @type {string} */ (parts[0])

@@ -15,6 +15,7 @@ import {
   ObjectDefineProperty,
   ReflectApply,
   StringCtor,
+  append,
   charCodeAt,
   toUpperCase,
   weakMapGet,
@@ -156,7 +157,7 @@ export const webCrypto = once(function () {
       }
       let seen = false;
       for (let i = 0; i < list.length; i++) if (list[i] === text) seen = true;
-      if (!seen) list[list.length] = text;
+      if (!seen) append(list, text);
     }
     if (list.length === 0)
       throw fail(where + ': usages cannot be empty when creating a key', 'SyntaxError');

@@ -12,6 +12,7 @@ import {
   CtxWeakMap,
   ReflectApply,
   StringCtor,
+  append,
   weakMapGet,
   weakMapHas,
 } from '../primordials.js';
@@ -324,14 +325,14 @@ export const eventClasses = once(function () {
       }
       if (signal !== undefined && isAborted(signal)) return;
       if (findListener(list, name, callback, capture) === null) {
-        list[list.length] = {
+        append(list, {
           type: name,
           callback: callback,
           capture: capture,
           once: once,
           passive: passive,
           removed: false,
-        };
+        });
       }
       // The signal's abort steps are added even when the listener was already
       // there, and remove whichever listener then has this type, callback and

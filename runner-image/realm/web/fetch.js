@@ -272,8 +272,8 @@ export const webFetch = once(function () {
     const body = state.body;
     if (body !== null) {
       if (body.kind === 'bytes') {
-        const encoded =
-          body.data.length === 0 ? '' : webCall('toBase64', bytes.toBinary(body.data));
+        const binary = bytes.toBinary(body.data);
+        const encoded = binary === '' ? '' : webCall('toBase64', binary);
         if (typeof encoded !== 'string') throw new CtxTypeError('fetch: the body is too large');
         args.body = encoded;
         args.bodyEncoding = 'base64';

@@ -13,6 +13,7 @@ import {
   ReflectApply,
   SymbolIterator,
   SymbolToStringTag,
+  append,
   weakMapGet,
 } from '../primordials.js';
 import { once, platformClasses, remember, stateOf } from '../webidl.js';
@@ -135,7 +136,7 @@ export const formDataClass = once(function () {
       requireArguments(arguments.length, 2, 'FormData.append');
       const list = state.list;
       const entry = entryOf(name, value, filename, arguments.length, 'FormData.append');
-      list[list.length] = entry;
+      append(list, entry);
     }
 
     /** @param {unknown} name */
@@ -175,7 +176,7 @@ export const formDataClass = once(function () {
       const values = [];
       for (let i = 0; i < list.length; i++) {
         const entry = /** @type {FormEntry} */ (list[i]);
-        if (entry.name === key) values[values.length] = entry.value;
+        if (entry.name === key) append(values, entry.value);
       }
       return values;
     }
@@ -214,7 +215,7 @@ export const formDataClass = once(function () {
         }
       }
       list.length = kept;
-      if (!replaced) list[list.length] = entry;
+      if (!replaced) append(list, entry);
     }
 
     /**

@@ -16,6 +16,7 @@ import {
   ReflectOwnKeys,
   StringCtor,
   SymbolIterator,
+  append,
   charCodeAt,
   hasOwn,
   regexpExec,
@@ -101,7 +102,7 @@ export const webHeaders = once(function () {
    */
   function appendPair(state, name, value) {
     const list = state.list;
-    list[list.length] = [name, value];
+    append(list, [name, value]);
   }
 
   /**
@@ -147,7 +148,7 @@ export const webHeaders = once(function () {
       const name = /** @type {[string, string]} */ (list[i])[0];
       let seen = false;
       for (let j = 0; j < names.length && !seen; j++) seen = names[j] === name;
-      if (!seen) names[names.length] = name;
+      if (!seen) append(names, name);
     }
     // Insertion sort by code units: header lists are short, and Array.prototype.sort is replaceable.
     for (let i = 1; i < names.length; i++) {
@@ -166,9 +167,9 @@ export const webHeaders = once(function () {
       if (name === 'set-cookie') {
         for (let j = 0; j < list.length; j++) {
           const pair = /** @type {[string, string]} */ (list[j]);
-          if (pair[0] === name) pairs[pairs.length] = [name, pair[1]];
+          if (pair[0] === name) append(pairs, [name, pair[1]]);
         }
-      } else pairs[pairs.length] = [name, /** @type {string} */ (combined(state, name))];
+      } else append(pairs, [name, /** @type {string} */ (combined(state, name))]);
     }
     return pairs;
   }
@@ -209,10 +210,10 @@ export const webHeaders = once(function () {
         }
         /** @type {unknown[]} */
         const items = [];
-        for (const item of /** @type {Iterable<unknown>} */ (entry)) items[items.length] = item;
+        for (const item of /** @type {Iterable<unknown>} */ (entry)) append(items, item);
         if (items.length !== 2)
           throw new CtxTypeError('Headers: each member of the init must be a [name, value] pair');
-        pairs[pairs.length] = items;
+        append(pairs, items);
       }
       for (let i = 0; i < pairs.length; i++) {
         const pair = /** @type {unknown[]} */ (pairs[i]);
@@ -272,7 +273,7 @@ export const webHeaders = once(function () {
       const values = [];
       for (let i = 0; i < list.length; i++) {
         const pair = /** @type {[string, string]} */ (list[i]);
-        if (pair[0] === 'set-cookie') values[values.length] = pair[1];
+        if (pair[0] === 'set-cookie') append(values, pair[1]);
       }
       return values;
     }

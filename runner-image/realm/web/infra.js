@@ -7,7 +7,9 @@
 import {
   ReflectApply,
   StringFromCharCode,
+  append,
   arrayJoin,
+  bareArray,
   charCodeAt,
   matches,
 } from '../primordials.js';
@@ -67,21 +69,21 @@ export function stringBuilder() {
   /** @type {string[]} */
   const parts = [];
   /** @type {number[]} */
-  let units = [];
+  let units = bareArray();
   return {
     /** @param {number} unit */
     push(unit) {
       units[units.length] = unit;
       if (units.length >= CHUNK) {
-        parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-        units = [];
+        append(parts, ReflectApply(StringFromCharCode, undefined, units));
+        units = bareArray();
       }
     },
     /** @returns {string} */
     text() {
       if (units.length > 0) {
-        parts[parts.length] = ReflectApply(StringFromCharCode, undefined, units);
-        units = [];
+        append(parts, ReflectApply(StringFromCharCode, undefined, units));
+        units = bareArray();
       }
       if (parts.length === 0) return '';
       return parts.length === 1

@@ -5,7 +5,16 @@
  * Response.blob() gives as the Blob's type and what Response.formData()
  * reads the boundary from.
  */
-import { charCodeAt, matches, toLowerCase } from '../primordials.js';
+import {
+  CtxMap,
+  ReflectApply,
+  append,
+  charCodeAt,
+  mapHas,
+  mapSet,
+  matches,
+  toLowerCase,
+} from '../primordials.js';
 import { sliceOf, stringBuilder } from './infra.js';
 
 /** @typedef {{ type: string, subtype: string, parameters: [string, string][] }} MimeType */
@@ -77,6 +86,9 @@ export function parseMimeType(input) {
   if (subtype === '' || !matches(TOKEN, subtype)) return null;
   /** @type {MimeType} */
   const mime = { type: toLowerCase(type), subtype: toLowerCase(subtype), parameters: [] };
+  // Names already taken (the first of each wins): a lookup per parameter, not a walk of the list.
+  /** @type {Map<string, true>} */
+  const taken = new CtxMap();
   while (i < end) {
     i++; // past ';'
     while (i < end && isHttpWhitespace(charCodeAt(input, i))) i++;
@@ -108,9 +120,10 @@ export function parseMimeType(input) {
       name !== '' &&
       matches(TOKEN, name) &&
       matches(QUOTED_STRING_TOKEN, value) &&
-      parameterOf(mime, name) === undefined
+      !ReflectApply(mapHas, taken, [name])
     ) {
-      mime.parameters[mime.parameters.length] = [name, value];
+      ReflectApply(mapSet, taken, [name, true]);
+      append(mime.parameters, [name, value]);
     }
   }
   return mime;
@@ -189,7 +202,7 @@ export function extractMimeType(value) {
       if (parsedCharset !== undefined) charset = parsedCharset;
       essence = parsedEssence;
     } else if (parsedCharset === undefined && charset !== null) {
-      parsed.parameters[parsed.parameters.length] = ['charset', charset];
+      append(parsed.parameters, ['charset', charset]);
     }
   }
   return mime;

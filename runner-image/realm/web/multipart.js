@@ -12,6 +12,7 @@ import {
   CtxUint8Array,
   DateNow,
   ReflectApply,
+  append,
   charCodeAt,
   matches,
   typedArrayBuffer,
@@ -121,11 +122,11 @@ export function encodeMultipart(entries, boundary) {
       '"\r\nContent-Type: ' +
       (file.type === '' ? 'application/octet-stream' : file.type) +
       '\r\n\r\n';
-    chunks[chunks.length] = utf8Encode(text);
-    chunks[chunks.length] = file.bytes;
+    append(chunks, utf8Encode(text));
+    append(chunks, file.bytes);
     text = '\r\n';
   }
-  chunks[chunks.length] = utf8Encode(text + '--' + boundary + '--\r\n');
+  append(chunks, utf8Encode(text + '--' + boundary + '--\r\n'));
   let total = 0;
   for (let i = 0; i < chunks.length; i++) total += lengthOf(/** @type {Uint8Array} */ (chunks[i]));
   const out = new CtxUint8Array(total);
@@ -353,7 +354,7 @@ export function parseMultipart(input, boundary) {
       const type = headers.contentType === null ? 'text/plain' : headers.contentType;
       value = files.makeFile(body, type, headers.filename, DateNow());
     } else value = utf8DecodeAll(body, true);
-    entries[entries.length] = { name: headers.name, value: value };
+    append(entries, { name: headers.name, value: value });
   }
 }
 
@@ -397,10 +398,10 @@ export function parseUrlencoded(input) {
     if (stop > start) {
       let equals = start;
       while (equals < stop && input[equals] !== 0x3d) equals++;
-      entries[entries.length] = {
+      append(entries, {
         name: formComponent(input, start, equals),
         value: formComponent(input, equals < stop ? equals + 1 : stop, stop),
-      };
+      });
     }
     start = stop + 1;
   }

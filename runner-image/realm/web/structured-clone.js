@@ -31,17 +31,18 @@ import {
   CtxSet,
   CtxSyntaxError,
   CtxTypeError,
-  CtxURIError,
   CtxUint16Array,
   CtxUint32Array,
   CtxUint8Array,
   CtxUint8ClampedArray,
+  CtxURIError,
   ObjectDefineProperty,
   ObjectGetOwnPropertyDescriptor,
   ObjectKeys,
   ObjectPrototypeToString,
   ReflectApply,
   StringCtor,
+  append,
   arrayBufferLength,
   bigintValueOf,
   booleanValueOf,
@@ -227,6 +228,7 @@ export const structuredCloneFunction = once(function () {
     } else if (branded(mapSize, object)) {
       result = new CtxMap();
       ReflectApply(mapSet, memory, [value, result]);
+      /** @type {unknown[]} */
       const entries = [];
       const iterator = ReflectApply(mapEntries, object, []);
       for (
@@ -234,7 +236,7 @@ export const structuredCloneFunction = once(function () {
         !step.done;
         step = ReflectApply(mapIteratorNext, iterator, [])
       ) {
-        entries[entries.length] = step.value;
+        append(entries, step.value);
       }
       for (let i = 0; i < entries.length; i++) {
         const entry = /** @type {[unknown, unknown]} */ (entries[i]);
@@ -244,6 +246,7 @@ export const structuredCloneFunction = once(function () {
     } else if (branded(setSize, object)) {
       result = new CtxSet();
       ReflectApply(mapSet, memory, [value, result]);
+      /** @type {unknown[]} */
       const members = [];
       const iterator = ReflectApply(setValues, object, []);
       for (
@@ -251,7 +254,7 @@ export const structuredCloneFunction = once(function () {
         !step.done;
         step = ReflectApply(setIteratorNext, iterator, [])
       ) {
-        members[members.length] = step.value;
+        append(members, step.value);
       }
       for (let i = 0; i < members.length; i++)
         ReflectApply(setAdd, result, [clone(members[i], memory)]);
