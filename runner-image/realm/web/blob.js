@@ -27,7 +27,6 @@ import {
   typedArrayBuffer,
   typedArrayLength,
   typedArrayOffset,
-  typedArraySet,
   weakMapGet,
 } from '../primordials.js';
 import { dictionary, member, once, platformClasses, remember, stateOf } from '../webidl.js';
@@ -245,7 +244,6 @@ export const blobClasses = once(function () {
     /** @type {Uint8Array[]} */
     const chunks = [];
     let fresh = false;
-    let total = 0;
     for (let i = 0; i < parts.length; i++) {
       const part = /** @type {Uint8Array | string} */ (parts[i]);
       let chunk;
@@ -258,17 +256,9 @@ export const blobClasses = once(function () {
         fresh = blobBytesOwner(part);
       }
       append(chunks, chunk);
-      total += lengthOf(chunk);
     }
     if (chunks.length === 1 && fresh) return /** @type {Uint8Array} */ (chunks[0]);
-    const out = new CtxUint8Array(total);
-    let offset = 0;
-    for (let i = 0; i < chunks.length; i++) {
-      const chunk = /** @type {Uint8Array} */ (chunks[i]);
-      ReflectApply(typedArraySet, out, [chunk, offset]);
-      offset += lengthOf(chunk);
-    }
-    return out;
+    return bytes.concat(chunks);
   }
 
   /** Views that are some Blob's bytes (so never written), as opposed to a tool's BufferSource. */

@@ -23,6 +23,7 @@ import {
   typedArrayBuffer,
   typedArrayByteLength as typedArrayLength,
   typedArrayOffset,
+  typedArraySet,
   typedArrayTag,
 } from '../primordials.js';
 
@@ -110,6 +111,25 @@ export function toBinary(bytes) {
   return parts.length === 1
     ? /** @type {string} */ (parts[0])
     : ReflectApply(arrayJoin, parts, ['']);
+}
+
+/**
+ * The chunks' bytes joined, in one new Uint8Array.
+ * @param {Uint8Array[]} chunks
+ */
+export function concat(chunks) {
+  let total = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    total += ReflectApply(typedArrayLength, /** @type {Uint8Array} */ (chunks[i]), []);
+  }
+  const out = new CtxUint8Array(total);
+  let offset = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = /** @type {Uint8Array} */ (chunks[i]);
+    ReflectApply(typedArraySet, out, [chunk, offset]);
+    offset += ReflectApply(typedArrayLength, chunk, []);
+  }
+  return out;
 }
 
 /**

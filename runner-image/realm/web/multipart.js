@@ -18,10 +18,10 @@ import {
   typedArrayBuffer,
   typedArrayLength,
   typedArrayOffset,
-  typedArraySet,
 } from '../primordials.js';
 import { webCall } from '../bridge.js';
 import { blobClasses, blobStateOf } from './blob.js';
+import * as bytes from './bytes.js';
 import { stringBuilder } from './infra.js';
 import { utf8DecodeAll, utf8Encode } from './utf8.js';
 
@@ -127,16 +127,7 @@ export function encodeMultipart(entries, boundary) {
     text = '\r\n';
   }
   append(chunks, utf8Encode(text + '--' + boundary + '--\r\n'));
-  let total = 0;
-  for (let i = 0; i < chunks.length; i++) total += lengthOf(/** @type {Uint8Array} */ (chunks[i]));
-  const out = new CtxUint8Array(total);
-  let offset = 0;
-  for (let i = 0; i < chunks.length; i++) {
-    const chunk = /** @type {Uint8Array} */ (chunks[i]);
-    ReflectApply(typedArraySet, out, [chunk, offset]);
-    offset += lengthOf(chunk);
-  }
-  return out;
+  return bytes.concat(chunks);
 }
 
 /**
