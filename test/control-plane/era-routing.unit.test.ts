@@ -174,8 +174,9 @@ describe('era routing without the classifier', () => {
       ),
       { numRuns: 3000 },
     );
-    // The shortcut is taken often enough for the comparison to mean something.
-    expect(fast).toBeGreaterThan(100);
+    // The shortcut is taken often enough for the comparison to mean something (about 120 of the
+    // 3000 runs on average; 95 was seen once, so the floor is far below any run's count).
+    expect(fast).toBeGreaterThan(40);
   });
 
   it('routes a plain modern call without the classifier, and a retry or a listen request with it', () => {
