@@ -185,7 +185,7 @@ const CONTROL_PLANE = {
     'A listener cannot open its port at start-up (in use by another program, not permitted, or LISTEN_HOST is not an address of this machine); the message names the setting.',
     { infrastructure: true },
   ),
-  // MCP Streamable HTTP transport (DESIGN §2): the statuses the specification names.
+  // MCP Streamable HTTP transport: the statuses the specification names.
   ERR_PARSE: spec(400, JsonRpc.ParseError, 'An MCP request body is not JSON.'),
   ERR_INVALID_REQUEST: spec(
     400,

@@ -1,6 +1,6 @@
 /**
  * Fixture tools that ask the calling client for input: `sdk.elicit`,
- * `sdk.sample` and `sdk.roots` (DESIGN.md §3). One tool body serves both
+ * `sdk.sample` and `sdk.roots` (docs/tool-code.md, "The calling client"). One tool body serves both
  * protocol eras: for a 2025-11-25 client each request travels on the call's
  * own stream; for a 2026-07-28 client the call answers `input_required`
  * with every pending request under its `key`, and the client's retry (with

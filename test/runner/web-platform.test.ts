@@ -1,5 +1,5 @@
 /**
- * The web platform of tool code (DESIGN §3) in the real runner image, in real
+ * The web platform of tool code (docs/tool-code.md, "The web platform") in the real runner image, in real
  * containers: every global works, gives what Node's own implementation (or
  * the standard's test vectors) gives, and fetch goes through a real broker to
  * a real loopback HTTP server — including the webhook of the seed, signed

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The web platform of tool code (DESIGN §3): URL, URLSearchParams,
+ * The web platform of tool code (docs/tool-code.md, "The web platform"): URL, URLSearchParams,
  * TextEncoder, TextDecoder, atob, btoa, structuredClone, DOMException,
  * Event, CustomEvent, EventTarget, AbortController, AbortSignal, performance,
  * crypto, fetch, Headers, Request, Response, Blob, File, FormData and the
