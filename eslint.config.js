@@ -21,6 +21,18 @@ function shared(up) {
   };
 }
 
+/**
+ * Refuses `<up>folder/…` for a folder not in `allowed`: which folders a
+ * folder may depend on at all (top-level files such as errors.ts stay open).
+ */
+function onlyFolders(up, allowed, who) {
+  const escaped = up.replaceAll('.', '\\.');
+  return {
+    regex: `^${escaped}(?!\\.\\./)(?!(?:${allowed.join('|')})/)[^/]+/`,
+    message: `${who} may use only these folders: ${allowed.join(', ')}`,
+  };
+}
+
 export default tseslint.config(
   // Hostile fixtures are tool bodies that misbehave on purpose, not project code.
   {
@@ -111,6 +123,51 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [boundary('../../../'), shared('../../../../')] },
+      ],
+    },
+  },
+  {
+    // identity/ answers who is calling, below every folder that asks it
+    // (http/, admin/, mcp/, invocation/, app/): it may use only the store.
+    files: ['control-plane/identity/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [boundary('../'), shared('../../'), onlyFolders('../', ['store'], 'identity/')],
+        },
+      ],
+    },
+  },
+  {
+    files: ['control-plane/identity/*/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            boundary('../../'),
+            shared('../../../'),
+            onlyFolders('../../', ['store'], 'identity/'),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // http/ is the hosted side's transport: it asks identity/ who is calling
+    // and never reaches up into what a call does (invocation/, mcp/, admin/).
+    files: ['control-plane/http/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            boundary('../'),
+            shared('../../'),
+            onlyFolders('../', ['identity', 'store'], 'http/'),
+          ],
+        },
       ],
     },
   },

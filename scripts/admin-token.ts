@@ -6,7 +6,7 @@
  * change feed); a single process on the embedded store reads it at its next
  * start. Refused while ADMIN_TOKEN is set: that token is the configuration's.
  */
-import { generateAdminToken } from '../control-plane/admin/index.js';
+import { generateAdminToken } from '../control-plane/identity/index.js';
 import { loadConfig } from '../control-plane/config.js';
 import { openToolStore } from './tool-store.js';
 

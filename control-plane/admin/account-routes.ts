@@ -6,7 +6,7 @@
  * Passwords are hashed before anything is stored and never answered.
  */
 import { z } from 'zod';
-import { hashPassword, passwordSchema } from '../accounts/index.js';
+import { hashPassword, passwordSchema } from '../identity/index.js';
 import { McphostError } from '../errors.js';
 import { parseInput, sendJson, sendNoContent } from '../http/index.js';
 import { emailSchema, roleSchema, subdomainSchema, type AccountPatch } from '../store/index.js';

@@ -14,12 +14,13 @@ import { holdAnswer, releaseHeldAnswer, sendError, sendJson, writeAnswer } from 
 import { setRoute } from '../http/index.js';
 import { Router, type RouteEntry } from '../http/index.js';
 import type { AdminContext } from './admin-context.js';
-import { bearerOf, type AdminToken } from './admin-token.js';
 import {
+  bearerOf,
   csrfTokenMatches,
   fromOwnOrigin,
   type AdminAuthenticator,
-} from './admin-authentication.js';
+  type AdminToken,
+} from '../identity/index.js';
 import { addAccountRoutes } from './account-routes.js';
 import { addApiKeyRoutes } from './api-key-routes.js';
 import { addAuditRoutes } from './audit-routes.js';

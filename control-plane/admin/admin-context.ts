@@ -5,13 +5,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
-import { parseJsonBody, readBody, type ConcurrencyLimit } from '../http/index.js';
+import { parseJsonBody, readBody } from '../http/index.js';
 import { parseInput } from '../http/index.js';
 import type { EntryRunner, ToolInvoker } from '../invocation/index.js';
 import type { Store } from '../store/index.js';
 import type { ConfigCache } from '../store/index.js';
 import type { EngineStats, InvocationLimits, LimitCeilings, OwnLimits } from '../sandbox/index.js';
-import type { AddressThrottle, CookieSealer, OidcSignIn } from '../accounts/index.js';
+import type {
+  AddressThrottle,
+  ConcurrencyLimit,
+  CookieSealer,
+  OidcSignIn,
+} from '../identity/index.js';
 import type { AuditTrail } from './audit-trail.js';
 
 /** A syntax problem in tool code, with 1-based position. */

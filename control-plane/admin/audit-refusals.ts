@@ -11,7 +11,7 @@
  * This is only the bookkeeping, free of the store: AuditTrail writes the
  * first refusal of a window at once and its count when the window closes.
  */
-import { AddressThrottle } from '../accounts/index.js';
+import { AddressThrottle } from '../identity/index.js';
 
 /** Options of RefusalWindows; every field has a default. */
 export interface RefusalWindowsOptions {

@@ -18,7 +18,7 @@
  * open past its idle time sends one on every poll): not counted.
  */
 import type { IncomingMessage } from 'node:http';
-import type { AddressThrottle } from '../accounts/index.js';
+import type { AddressThrottle } from '../identity/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import { clientAddressFromHeaders, clientNetworkOf } from '../http/index.js';
 import type { AuditActor } from '../store/index.js';

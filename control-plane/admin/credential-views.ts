@@ -4,7 +4,7 @@
  * itself is answered once, at creation, beside the view.
  */
 import { z } from 'zod';
-import { credentialStatus, mintCredentialSecret } from '../auth/index.js';
+import { credentialStatus, mintCredentialSecret } from '../identity/index.js';
 import type { CredentialOwner, CredentialRecord, Store } from '../store/index.js';
 
 /** Longest lifetime a credential may be given, in days (ten years). */

@@ -3,8 +3,6 @@
  */
 export { createAdminApi } from './admin-api.js';
 export type { AdminContext, SignInServices } from './admin-context.js';
-export { AdminAuthenticator } from './admin-authentication.js';
-export { ADMIN_TOKEN_META_KEY, AdminToken, generateAdminToken } from './admin-token.js';
 export { AuditTrail } from './audit-trail.js';
 export { permits, type Permission, type Principal, type RouteRule } from './permissions.js';
 export type { ServerView } from './server-view.js';

@@ -6,7 +6,10 @@
  * the server in `:sub`, which is what an operator's list is checked against.
  */
 import type { RouteContext, Router } from '../http/index.js';
-import type { AuditActor, Role } from '../store/index.js';
+import { BOOTSTRAP_PRINCIPAL, type Principal } from '../identity/index.js';
+import type { AuditActor } from '../store/index.js';
+
+export { BOOTSTRAP_PRINCIPAL, type Principal };
 
 /**
  * - `public`: no credential (sign-in, its methods).
@@ -38,22 +41,6 @@ export interface RouteRule {
   };
 }
 
-/** Who is calling the admin API. */
-export interface Principal {
-  kind: 'bootstrap' | 'account';
-  /** The account's id; null for the bootstrap owner. */
-  id: string | null;
-  email: string | null;
-  name: string;
-  role: Role;
-  /** An operator's servers; empty for the other roles. */
-  servers: readonly string[];
-  /** How the credential came. */
-  via: 'admin-token' | 'personal-token' | 'session';
-  /** A session's CSRF token and the SHA-256 of its cookie (`via: 'session'` only). */
-  session?: { idHash: string; csrfToken: string };
-}
-
 /** What an admin route handler receives. */
 export interface AdminRouteContext extends RouteContext {
   /** The caller; undefined only on `public` routes. */
@@ -62,17 +49,6 @@ export interface AdminRouteContext extends RouteContext {
 
 /** The admin side's router: every route with its rule. */
 export type AdminRouter = Router<RouteRule, AdminRouteContext>;
-
-/** The bootstrap owner: whoever holds ADMIN_TOKEN (or the generated admin token). */
-export const BOOTSTRAP_PRINCIPAL: Principal = Object.freeze({
-  kind: 'bootstrap',
-  id: null,
-  email: null,
-  name: 'admin token',
-  role: 'owner',
-  servers: Object.freeze([]) as readonly string[],
-  via: 'admin-token',
-}) as Principal;
 
 /** True when `principal` may use a route of `permission` on `subdomain` (the route's `:sub`, if any). */
 export function permits(

@@ -7,7 +7,7 @@
 import { sendJson, sendNoContent } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import { missingRuntimeMessage } from '../sandbox/index.js';
-import { credentialStatus } from '../auth/index.js';
+import { credentialStatus } from '../identity/index.js';
 import {
   ENTRY_KINDS,
   ENTRY_SPECS,

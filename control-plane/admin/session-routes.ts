@@ -15,8 +15,8 @@ import {
   parseOidcFlowState,
   serializeCookie,
   verifyPassword,
-} from '../accounts/index.js';
-import type { OidcIdentity } from '../accounts/index.js';
+} from '../identity/index.js';
+import type { OidcIdentity } from '../identity/index.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import {
   clientAddressFromHeaders,
@@ -27,9 +27,13 @@ import {
 } from '../http/index.js';
 import { emailSchema, type AccountRecord, type AuditActor } from '../store/index.js';
 import { readJson, type AdminContext } from './admin-context.js';
-import { accountPrincipal } from './admin-authentication.js';
 import { principalOf, type AdminRouter, type Principal } from './permissions.js';
-import { endSessionCookies, secureCookieFor, startSession } from './session-cookie.js';
+import {
+  accountPrincipal,
+  endSessionCookies,
+  secureCookieFor,
+  startSession,
+} from '../identity/index.js';
 
 /** POST /api/auth/password. */
 export const PasswordSignInBody = z.strictObject({

@@ -6,15 +6,17 @@
  * audit entries past their retention (on every replica: both deletes are
  * idempotent, so replicas doing the same work at once is harmless).
  */
-import { AddressThrottle, CookieSealer, createOidcSignIn } from '../accounts/index.js';
 import {
+  AddressThrottle,
   AdminAuthenticator,
-  AuditTrail,
+  ConcurrencyLimit,
+  CookieSealer,
+  createOidcSignIn,
+  CredentialUseRecorder,
   type AdminToken,
-  type SignInServices,
-} from '../admin/index.js';
+} from '../identity/index.js';
+import { AuditTrail, type SignInServices } from '../admin/index.js';
 import type { Config } from '../config.js';
-import { ConcurrencyLimit, CredentialUseRecorder } from '../http/index.js';
 import { McphostError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/index.js';

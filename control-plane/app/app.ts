@@ -4,11 +4,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { checkToolSyntax } from '../../src/tool-code/index.js';
-import { AddressThrottle } from '../accounts/index.js';
-import { ADMIN_TOKEN_META_KEY, AdminToken } from '../admin/index.js';
+import { AddressThrottle } from '../identity/index.js';
+import { ADMIN_TOKEN_META_KEY, AdminToken } from '../identity/index.js';
 import { createAdminApi } from '../admin/index.js';
 import type { AdminContext } from '../admin/index.js';
-import { fetchAuthorizationServerMetadata } from '../auth/index.js';
+import { fetchAuthorizationServerMetadata } from '../identity/index.js';
 import { Broker, EgressPolicy, createGuardedFetch, systemLookup } from '../broker/index.js';
 import { publicPathHosts, publicPathPrefix, type Config } from '../config.js';
 import { isMcphostError } from '../errors.js';

@@ -13,7 +13,7 @@
  * every server is checked. A read that fails is tried again a while later;
  * changes arriving during a read make one more read after it.
  */
-import { credentialStatus } from '../auth/index.js';
+import { credentialStatus } from '../identity/index.js';
 import type { ChangeAudience } from '../mcp/index.js';
 import type { CredentialRecord, StoreChange } from '../store/index.js';
 

@@ -9,14 +9,16 @@
 import type { IncomingMessage } from 'node:http';
 import { isMcphostError, McphostError, type McphostErrorCode } from '../errors.js';
 import type { ServerRecord } from '../store/index.js';
-import { ApiKeyCache, type ApiKeyCacheOptions, type ApiKeySource } from './api-key-cache.js';
 import {
   API_KEY_PROBLEM_MESSAGES,
+  ApiKeyCache,
   ApiKeyVerifier,
+  CredentialUseRecorder,
+  type ApiKeyCacheOptions,
   type ApiKeyProblem,
-} from './api-key-verifier.js';
+  type ApiKeySource,
+} from '../identity/index.js';
 import { temporarilyUnavailable, type Authentication } from './authentication.js';
-import { CredentialUseRecorder } from './credential-use-recorder.js';
 import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
 /** What the API-key gate needs of the store. */

@@ -5,7 +5,7 @@
  * challenge, body).
  */
 import type { McphostError } from '../errors.js';
-import type { Caller } from '../invocation/index.js';
+import type { Caller } from '../identity/index.js';
 import { httpStatusFor, jsonRpcErrorBody } from './error-response.js';
 
 export type Authentication =

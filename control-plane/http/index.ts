@@ -23,6 +23,4 @@ export { clientAddressFromHeaders, clientNetworkOf, TrustedProxies } from './cli
 export { Router } from './router.js';
 export type { RouteContext, RouteEntry, RouteHandler, RouteMatch } from './router.js';
 export { parseInput } from './validate.js';
-export { ConcurrencyLimit } from './concurrency-limit.js';
 export { HeldRefusals } from './held-refusals.js';
-export { CredentialUseRecorder } from './credential-use-recorder.js';

@@ -18,7 +18,7 @@ import {
   createAccessTokenVerifier,
   protectedResourceMetadata,
   type AccessTokenVerifier,
-} from '../auth/index.js';
+} from '../identity/index.js';
 import type { AddressForm, Config } from '../config.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import type { ServerRecord } from '../store/index.js';

@@ -10,7 +10,7 @@ import {
   pathSuffixedMetadataUrlFor,
   resourceMetadataUrlFor,
   resourceUrlFor,
-} from '../auth/index.js';
+} from '../identity/index.js';
 import { serverAddress, serverMcpUrls, type AddressConfig, type AddressForm } from '../config.js';
 
 /** The resource of one address of a server. */

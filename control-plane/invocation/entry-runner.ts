@@ -36,7 +36,8 @@ import {
 } from './prompt-rendering.js';
 import { contentsFromCode, staticContents } from './resource-contents.js';
 import { findResource, isTemplate } from './resource-lookup.js';
-import type { Caller, InvocableTool, InvokeRequest, InvokeResult } from './tool-invoker.js';
+import type { Caller } from '../identity/index.js';
+import type { InvocableTool, InvokeRequest, InvokeResult } from './tool-invoker.js';
 
 /** Who asks, and how the run reaches them (as for a tool call). */
 export interface EntryRunContext {

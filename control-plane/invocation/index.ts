@@ -4,7 +4,7 @@
 export { inputSchemaFor, publishedInputSchema } from './arguments.js';
 export { ToolInvoker } from './tool-invoker.js';
 export { refusalCodeOf } from './refusal-codes.js';
-export type { Caller, InvocableTool, InvokeResult } from './tool-invoker.js';
+export type { InvocableTool, InvokeResult } from './tool-invoker.js';
 export { SDK_NAME_OF, type CallingClient } from './calling-client.js';
 export {
   EntryRunner,

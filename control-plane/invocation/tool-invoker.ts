@@ -31,15 +31,7 @@ import { askClient, isClientOperation, type CallingClient } from './calling-clie
 import { createRedactor } from './redact.js';
 import { describeProblems } from '../validation-problems.js';
 import { InFlight } from '../in-flight.js';
-
-/** Who made a call, as recorded in the invocation log (never a token or a key's value). */
-export type Caller =
-  | { kind: 'anonymous' }
-  /** A test run from the admin side, by whom (an account's e-mail, or "admin token"). */
-  | { kind: 'admin'; actor?: string }
-  | { kind: 'oauth'; subject?: string; clientId?: string }
-  /** A hosted server's API key, by its id and label. */
-  | { kind: 'apikey'; keyId: string; label: string };
+import type { Caller } from '../identity/index.js';
 
 /**
  * Code as the invoker runs it: a tool from the configuration cache, or the

@@ -6,7 +6,7 @@
  * `z` equals sub `x` + client `y:z`).
  */
 import { clientNetworkOf } from '../http/index.js';
-import type { Caller } from '../invocation/index.js';
+import type { Caller } from '../identity/index.js';
 
 /**
  * Identity a session is bound to: the same subject and client must come

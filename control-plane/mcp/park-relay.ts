@@ -18,7 +18,7 @@ import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { McphostError } from '../errors.js';
-import type { Caller } from '../invocation/index.js';
+import type { Caller } from '../identity/index.js';
 import type { AnswerSink } from './modern-transport.js';
 import type { RequestScope } from './request-scope.js';
 import { ResponseStream } from './response-stream.js';

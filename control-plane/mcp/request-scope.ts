@@ -7,7 +7,7 @@
  * always empty, and nothing of a credential reaches tool code or a log.
  */
 import type { AuthInfo, ServerContext } from '@modelcontextprotocol/server';
-import type { Caller } from '../invocation/index.js';
+import type { Caller } from '../identity/index.js';
 import { callerKeyOf } from './caller-identity.js';
 
 export interface RequestScope {

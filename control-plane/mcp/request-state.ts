@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CookieSealer } from '../accounts/index.js';
+import { CookieSealer } from '../identity/index.js';
 
 /** What a parked call is: a tool call, a prompt rendered by code, a resource read from code. */
 export type ParkedTarget =

@@ -12,7 +12,7 @@
  * the credential's own end (an API key's `expiresAt`, an access token's
  * `exp`), which a timer here waits for.
  */
-import type { Caller } from '../invocation/index.js';
+import type { Caller } from '../identity/index.js';
 import type { RequestScope } from './request-scope.js';
 
 /** What ends a stream besides its server's changes. */

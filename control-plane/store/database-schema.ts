@@ -198,7 +198,7 @@ export interface AccountsTable {
   name: string;
   /** owner, admin, operator or viewer. */
   role: string;
-  /** `scrypt$…` (control-plane/accounts/password-hash.ts); null: no local sign-in. */
+  /** `scrypt$…` (control-plane/identity/accounts/password-hash.ts); null: no local sign-in. */
   password_hash: string | null;
   /** The OpenID Connect issuer `oidc_subject` belongs to. */
   oidc_issuer: string | null;

@@ -4,7 +4,7 @@ import {
   parseCookies,
   serializeCookie,
   type CookieOptions,
-} from '../../control-plane/accounts/index.js';
+} from '../../control-plane/identity/index.js';
 
 const SESSION: CookieOptions = { secure: true, httpOnly: true, sameSite: 'Lax', path: '/' };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOidcFlowState, sanitizeReturnTo } from '../../control-plane/accounts/index.js';
+import { parseOidcFlowState, sanitizeReturnTo } from '../../control-plane/identity/index.js';
 
 describe('sanitizeReturnTo', () => {
   it('keeps paths on this origin', () => {

@@ -7,7 +7,7 @@ import {
   OIDC_FLOW_TTL_SECONDS,
   parseOidcFlowState,
   type OidcSignInOptions,
-} from '../../control-plane/accounts/index.js';
+} from '../../control-plane/identity/index.js';
 import {
   startAuthorizationServer,
   type TestAuthorizationServer,

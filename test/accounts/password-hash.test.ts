@@ -6,7 +6,7 @@ import {
   PASSWORD_MAX_BYTES,
   passwordSchema,
   verifyPassword,
-} from '../../control-plane/accounts/index.js';
+} from '../../control-plane/identity/index.js';
 
 const PASSWORD = 'correct horse battery staple';
 

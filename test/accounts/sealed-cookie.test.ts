@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CookieSealer } from '../../control-plane/accounts/index.js';
+import { CookieSealer } from '../../control-plane/identity/index.js';
 
 const KEY = randomBytes(32);
 const PAYLOAD = { state: 's'.repeat(43), returnTo: '/#/servers', nested: { n: 1 } };

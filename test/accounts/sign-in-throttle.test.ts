@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accountLockFor, AddressThrottle } from '../../control-plane/accounts/index.js';
+import { accountLockFor, AddressThrottle } from '../../control-plane/identity/index.js';
 
 describe('accountLockFor', () => {
   it('locks from the fifth failure: 1 minute doubling, at most 1 hour', () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAccessTokenVerifier,
   type AccessTokenVerifier,
-} from '../../control-plane/auth/index.js';
+} from '../../control-plane/identity/index.js';
 import { McphostError } from '../../control-plane/errors.js';
 import {
   startAuthorizationServer,

@@ -5,7 +5,7 @@ import {
   resourceMetadataUrlFor,
   resourceUrlFor,
   type BearerContext,
-} from '../../control-plane/auth/index.js';
+} from '../../control-plane/identity/index.js';
 import {
   startAuthorizationServer,
   type TestAuthorizationServer,

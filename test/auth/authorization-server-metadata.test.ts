@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   fetchAuthorizationServerMetadata,
   REQUIRED_METADATA_FIELDS,
-} from '../../control-plane/auth/index.js';
+} from '../../control-plane/identity/index.js';
 import {
   startAuthorizationServer,
   type TestAuthorizationServer,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   formatBearerChallenge,
   protectedResourceMetadata,
-} from '../../control-plane/auth/index.js';
+} from '../../control-plane/identity/index.js';
 
 describe('formatBearerChallenge', () => {
   it('escapes quotes and backslashes in quoted parameters', () => {

@@ -1,6 +1,6 @@
 import { decodeProtectedHeader } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAccessTokenVerifier } from '../../control-plane/auth/index.js';
+import { createAccessTokenVerifier } from '../../control-plane/identity/index.js';
 import {
   startAuthorizationServer,
   type TestAuthorizationServer,

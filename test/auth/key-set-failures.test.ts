@@ -8,7 +8,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccessTokenVerifier } from '../../control-plane/auth/index.js';
+import { createAccessTokenVerifier } from '../../control-plane/identity/index.js';
 import { McphostError } from '../../control-plane/errors.js';
 import {
   answerRoutes,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAccessTokenVerifier,
   fetchAuthorizationServerMetadata,
-} from '../../control-plane/auth/index.js';
+} from '../../control-plane/identity/index.js';
 import {
   createGuardedFetch,
   EgressPolicy,

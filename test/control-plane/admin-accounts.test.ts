@@ -9,8 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminAuthenticator } from '../../control-plane/admin/admin-authentication.js';
-import { AdminToken } from '../../control-plane/admin/admin-token.js';
+import { AdminAuthenticator } from '../../control-plane/identity/admin-authentication.js';
+import { AdminToken } from '../../control-plane/identity/admin-token.js';
 import { sqliteTarget } from '../store/store-targets.js';
 import {
   startTestControlPlane,

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminToken } from '../../control-plane/admin/index.js';
+import { AdminToken } from '../../control-plane/identity/index.js';
 import { openStore, type Store } from '../../control-plane/store/index.js';
 import { onPostgresServer, postgresUrl } from '../store/store-targets.js';
 import { loopbackFetch } from '../support/loopback-fetch.js';

@@ -7,9 +7,9 @@
  * api-key-mode.test.ts and api-key-replicas.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { hashCredentialSecret } from '../../control-plane/auth/index.js';
-import { ApiKeyCache, type ApiKeySource } from '../../control-plane/http/api-key-cache.js';
-import { ExpiringLru } from '../../control-plane/http/expiring-lru.js';
+import { hashCredentialSecret } from '../../control-plane/identity/index.js';
+import { ApiKeyCache, type ApiKeySource } from '../../control-plane/identity/api-key-cache.js';
+import { ExpiringLru } from '../../control-plane/identity/expiring-lru.js';
 import type { CredentialRecord, StoreChange } from '../../control-plane/store/index.js';
 
 /** A key source whose records a test sets, counting lookups; `hold` keeps lookups open. */

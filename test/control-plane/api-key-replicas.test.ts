@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintCredentialSecret } from '../../control-plane/auth/index.js';
+import { mintCredentialSecret } from '../../control-plane/identity/index.js';
 import { ApiKeyGate } from '../../control-plane/http/api-key-gate.js';
 import { callerKeyOf, quotaKeyOf } from '../../control-plane/mcp/caller-identity.js';
 import type { ServerRecord, Store } from '../../control-plane/store/index.js';

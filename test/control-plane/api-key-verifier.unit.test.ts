@@ -6,10 +6,10 @@
  * never on the request path.
  */
 import { describe, expect, it } from 'vitest';
-import { hashCredentialSecret } from '../../control-plane/auth/index.js';
-import { ApiKeyCache } from '../../control-plane/http/api-key-cache.js';
-import { ApiKeyVerifier, presentedApiKey } from '../../control-plane/http/api-key-verifier.js';
-import { CredentialUseRecorder } from '../../control-plane/http/credential-use-recorder.js';
+import { hashCredentialSecret } from '../../control-plane/identity/index.js';
+import { ApiKeyCache } from '../../control-plane/identity/api-key-cache.js';
+import { ApiKeyVerifier, presentedApiKey } from '../../control-plane/identity/api-key-verifier.js';
+import { CredentialUseRecorder } from '../../control-plane/identity/credential-use-recorder.js';
 import type { CredentialRecord } from '../../control-plane/store/index.js';
 
 describe('presentedApiKey', () => {

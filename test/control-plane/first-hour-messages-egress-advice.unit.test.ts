@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SERVER_ALLOW_LABEL } from '../../control-plane/broker/egress/egress-advice.js';
-import { OAUTH_SERVER_URL_LABEL } from '../../control-plane/auth/metadata-problems.js';
+import { OAUTH_SERVER_URL_LABEL } from '../../control-plane/identity/oauth/metadata-problems.js';
 import { EgressPolicy } from '../../control-plane/broker/egress/egress-policy.js';
 import { parseEgressAllowEntry } from '../../control-plane/broker/egress/allow-entry.js';
 import { McphostError } from '../../control-plane/errors.js';

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRevocations } from '../../control-plane/app/key-revocations.js';
-import { mintCredentialSecret } from '../../control-plane/auth/index.js';
+import { mintCredentialSecret } from '../../control-plane/identity/index.js';
 import type { ChangeAudience } from '../../control-plane/mcp/index.js';
 import type { Store } from '../../control-plane/store/index.js';
 import { postgresTarget, type StoreTarget } from '../store/store-targets.js';

@@ -9,7 +9,7 @@
  */
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resourceUrlFor } from '../../control-plane/auth/index.js';
+import { resourceUrlFor } from '../../control-plane/identity/index.js';
 import {
   createGuardedFetch,
   EgressPolicy,

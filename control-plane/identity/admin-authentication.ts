@@ -10,12 +10,16 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { parseCookies } from '../accounts/index.js';
-import { credentialStatus, hashCredentialSecret, looksLikeCredential } from '../auth/index.js';
+import { parseCookies } from './accounts/index.js';
+import {
+  credentialStatus,
+  hashCredentialSecret,
+  looksLikeCredential,
+} from './credential-secret.js';
 import { McphostError } from '../errors.js';
 import type { AccountRecord, Store } from '../store/index.js';
 import { bearerOf, type AdminToken } from './admin-token.js';
-import { BOOTSTRAP_PRINCIPAL, type Principal } from './permissions.js';
+import { BOOTSTRAP_PRINCIPAL, type Principal } from './principal.js';
 import { sessionCookieName } from './session-cookie.js';
 import type { Config } from '../config.js';
 

@@ -21,8 +21,8 @@ import {
   type ProtectedHeaderParameters,
 } from 'jose';
 import { z } from 'zod';
-import { McphostError } from '../errors.js';
-import { summariseProblems, validationProblems } from '../validation-problems.js';
+import { McphostError } from '../../errors.js';
+import { summariseProblems, validationProblems } from '../../validation-problems.js';
 import { insecureUrlReason } from './secure-url.js';
 import { verificationFailure } from './jose-error-mapping.js';
 import { createRemoteKeySet } from './remote-key-set.js';

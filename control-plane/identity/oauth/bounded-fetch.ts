@@ -3,7 +3,7 @@
  * Authorization Server metadata. Redirects are not followed: a redirect could
  * leave HTTPS, and an operator should configure the final URL.
  */
-import { isMcphostError } from '../errors.js';
+import { isMcphostError } from '../../errors.js';
 import type { NoAnswerReason } from './metadata-problems.js';
 
 /** What fetchJsonDocument needs; `fetch` is injectable for tests of odd transports. */

@@ -7,7 +7,7 @@
  * is not JSON, a document missing or misstating fields. A message never
  * speaks of "the metadata" as read when nothing was.
  */
-import { McphostError } from '../errors.js';
+import { McphostError } from '../../errors.js';
 
 /** The Settings form's label of `oauthServerUrl` (dashboard settings-tab.ts), word for word. */
 export const OAUTH_SERVER_URL_LABEL = 'OAuth Server URL';

@@ -10,7 +10,7 @@
  * until it is back.
  */
 import * as client from 'openid-client';
-import { isLoopbackHostname } from '../auth/index.js';
+import { isLoopbackHostname } from '../oauth/index.js';
 import { oidcFailure, providerUnavailable, signInRefused } from './oidc-failures.js';
 import { parseOidcFlowState, sanitizeReturnTo, type OidcFlowState } from './oidc-flow-state.js';
 

@@ -22,7 +22,7 @@
  * must surface as one (a 500 and a log line), not as an outage of the AS.
  */
 import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey } from 'jose';
-import { McphostError } from '../errors.js';
+import { McphostError } from '../../errors.js';
 import { describeNetworkFailure, readLimited } from './bounded-fetch.js';
 import { insecureUrlReason } from './secure-url.js';
 

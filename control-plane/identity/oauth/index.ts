@@ -35,11 +35,3 @@ export {
 } from './protected-resource-metadata.js';
 export { checkStoredKeySetUrl } from './remote-key-set.js';
 export { isLoopbackHostname } from './secure-url.js';
-export {
-  CREDENTIAL_MAX_LENGTH,
-  CREDENTIAL_PREFIXES,
-  credentialStatus,
-  hashCredentialSecret,
-  looksLikeCredential,
-  mintCredentialSecret,
-} from './credential-secret.js';

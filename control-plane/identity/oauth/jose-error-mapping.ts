@@ -6,7 +6,7 @@
  * untouched, to be rethrown: it is a bug, not a bad token and not an outage.
  */
 import { errors } from 'jose';
-import { isMcphostError, McphostError } from '../errors.js';
+import { isMcphostError, McphostError } from '../../errors.js';
 
 const CLAIM_DESCRIPTIONS: Record<string, string> = {
   nbf: 'token is not yet valid',

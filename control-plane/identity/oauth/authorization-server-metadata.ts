@@ -5,7 +5,7 @@
  * page can say exactly what to fix.
  */
 import { z } from 'zod';
-import { validationProblems } from '../validation-problems.js';
+import { validationProblems } from '../../validation-problems.js';
 import { fetchJsonDocument, type BoundedFetchResult } from './bounded-fetch.js';
 import { metadataProblemError, NO_S256_WARNING, type TriedUrl } from './metadata-problems.js';
 import { insecureUrlReason } from './secure-url.js';

@@ -1,7 +1,7 @@
 /**
  * The framework-free core of `securityMode: "apikey"`: which key a request
- * presents, and whether it opens this server. The HTTP adapter (api-key-gate.ts)
- * only turns the verdict into a response.
+ * presents, and whether it opens this server. The HTTP adapter
+ * (http/api-key-gate.ts) only turns the verdict into a response.
  *
  * Decisions: `Authorization: Bearer …` wins over `X-API-Key` when both are
  * sent; a bearer value that is not an `mcph_ak_` key is simply an invalid
@@ -11,7 +11,11 @@
  * said as such (only the holder can ask). Expiry is checked at each request
  * against the cached record, so a key stops at its `expiresAt` to the second.
  */
-import { credentialStatus, hashCredentialSecret, looksLikeCredential } from '../auth/index.js';
+import {
+  credentialStatus,
+  hashCredentialSecret,
+  looksLikeCredential,
+} from './credential-secret.js';
 import type { ApiKeyCache } from './api-key-cache.js';
 import type { CredentialUseRecorder } from './credential-use-recorder.js';
 

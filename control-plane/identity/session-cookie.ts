@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { clearCookie, serializeCookie } from '../accounts/index.js';
+import { clearCookie, serializeCookie } from './accounts/index.js';
 import type { Config } from '../config.js';
 import type { AccountRecord, Store } from '../store/index.js';
 

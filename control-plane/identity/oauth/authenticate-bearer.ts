@@ -12,7 +12,7 @@
  * ERR_AUTH_SERVER_UNAVAILABLE is rethrown for the HTTP layer to answer 503,
  * and so is anything unexpected (a bug: 500).
  */
-import { ERROR_REGISTRY, isMcphostError, type McphostErrorCode } from '../errors.js';
+import { ERROR_REGISTRY, isMcphostError, type McphostErrorCode } from '../../errors.js';
 import type { AccessTokenVerifier, VerifiedCaller } from './access-token-verifier.js';
 import { formatBearerChallenge, type BearerErrorCode } from './bearer-challenge.js';
 import { missingScopes } from './token-claims.js';

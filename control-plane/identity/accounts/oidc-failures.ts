@@ -11,7 +11,7 @@ import {
   ResponseBodyError,
   WWWAuthenticateChallengeError,
 } from 'openid-client';
-import { isMcphostError, McphostError } from '../errors.js';
+import { isMcphostError, McphostError } from '../../errors.js';
 
 /** Longest piece of provider-written text (error_description) we repeat, in characters. */
 const MAX_PROVIDER_TEXT = 200;
