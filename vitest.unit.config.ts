@@ -2,10 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The tests that need no Docker engine, no PostgreSQL or MariaDB server and no
- * browser (`npm run test:unit`): they pass on a machine without Docker. There
- * is no global setup: the runner image is never built, and the tests that run
- * the harness (the realm oracles, test/runner/harness-*) bundle it with esbuild
- * themselves. `npm test` runs these files too, once, among the rest.
+ * browser (`npm run test:unit`): they pass on a machine without Docker. The
+ * global setup only bundles the harness and the dashboard (test/assets-setup.ts),
+ * which a control plane on the process driver reads; the runner image is never
+ * built. `npm test` runs these files too, once, among the rest.
  *
  * A file named `*.unit.test.ts` is one by its name. The files listed below
  * need none of the three either (pure logic, loopback servers, SQLite, the
@@ -75,6 +75,7 @@ const DOCKER_FREE = [
 export default defineConfig({
   test: {
     include: ['test/**/*.unit.test.ts', ...DOCKER_FREE],
+    globalSetup: ['test/assets-setup.ts'],
     exclude: ['node_modules/**'],
     pool: 'forks',
     maxWorkers: 2,

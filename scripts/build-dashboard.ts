@@ -2,7 +2,7 @@
  * Bundles the dashboard (control-plane/dashboard/src, CodeMirror included)
  * with esbuild into `dist/dashboard/`: `index.html`, `app.js`, `app.css`.
  * Skips work when the outputs are newer than every source. Runnable as
- * `tsx scripts/build-dashboard.ts`; `npm start` calls it when the assets are missing.
+ * `tsx scripts/build-dashboard.ts`; `npm start` runs it (scripts/build-assets.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, rename, rm } from 'node:fs/promises';

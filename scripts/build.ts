@@ -1,7 +1,8 @@
 /**
  * `npm run build`: compiles the control plane to dist/ (tsc), bundles the
  * harness to dist/runner/ and the dashboard to dist/dashboard/ (esbuild). `npm start` does not need it (it runs the
- * sources through tsx and bundles the harness on demand); deployments do.
+ * sources through tsx, and its prestart bundles the harness and the dashboard:
+ * scripts/build-assets.ts); deployments do.
  */
 import { execFileSync } from 'node:child_process';
 import { buildDashboard } from './build-dashboard.js';

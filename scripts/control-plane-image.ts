@@ -26,8 +26,8 @@ import {
   messageOf,
   packBuildContext,
   type ContextEntry,
+  RUNNER_USER,
 } from '../control-plane/image-build/index.js';
-import { RUNNER_USER } from '../control-plane/sandbox/index.js';
 import { exitWithFailure } from './file-times.js';
 import { describeProblems } from '../control-plane/validation-problems.js';
 

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
-import type { Config } from '../config.js';
+import type { AddressConfig, Config } from '../config.js';
 import { parseJsonBody, readBody } from '../http/index.js';
 import { parseInput } from '../http/index.js';
 import type { EntryRunner, ToolInvoker } from '../invocation/index.js';
@@ -71,8 +71,33 @@ export interface SignInServices {
   };
 }
 
+/**
+ * What the admin API reads of the configuration (app/component-settings.ts
+ * builds it): the servers' addresses, the body limit, the sign-in and cookie
+ * settings, the pool defaults it shows, the refusal buckets' width.
+ */
+export type AdminSettings = AddressConfig &
+  Pick<
+    Config,
+    | 'maxBodyBytes'
+    | 'adminOidcIssuer'
+    | 'adminOidcLabel'
+    | 'adminCookieSecure'
+    | 'adminSessionMaxHours'
+    | 'adminSessionIdleMinutes'
+    | 'invocationRefusalBucketSeconds'
+    | 'poolMinWarm'
+    | 'poolMaxSize'
+    | 'poolMaxSizeCap'
+    | 'genericPoolSize'
+    | 'poolMaxInvocations'
+    | 'poolHeapRetireShare'
+    | 'poolIdleTtlMs'
+  >;
+
 export interface AdminContext {
-  config: Config;
+  /** The settings the admin API reads, not the whole configuration. */
+  config: AdminSettings;
   store: Store;
   cache: ConfigCache;
   invoker: ToolInvoker;

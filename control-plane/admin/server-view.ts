@@ -14,8 +14,8 @@ import {
   preferredAddressForm,
   serverAddress,
   serverMcpUrls,
+  type AddressConfig,
   type AddressForm,
-  type Config,
   type McpUrls,
 } from '../config.js';
 import { serverResourceAt, type ServerResource } from '../http/index.js';
@@ -54,7 +54,11 @@ export interface ServerView {
   updatedAt: string;
 }
 
-export function serverView(config: Config, server: ServerRecord, toolCount: number): ServerView {
+export function serverView(
+  config: AddressConfig,
+  server: ServerRecord,
+  toolCount: number,
+): ServerView {
   const mcpUrls = serverMcpUrls(config, server.subdomain);
   const preferred = preferredAddressForm(config);
   const mcpUrl = mcpUrls[preferred]!;

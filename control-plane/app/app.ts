@@ -11,7 +11,6 @@ import type { AdminContext } from '../admin/index.js';
 import { fetchAuthorizationServerMetadata } from '../identity/index.js';
 import { Broker, EgressPolicy, createGuardedFetch, systemLookup } from '../broker/index.js';
 import { publicPathHosts, publicPathPrefix, type Config } from '../config.js';
-import { isMcphostError } from '../errors.js';
 import { createHostedSide } from '../mcp/index.js';
 import { startListeners, type Listeners } from '../http/index.js';
 import { HeldRefusals, ServerGate, TrustedProxies } from '../http/index.js';
@@ -22,27 +21,33 @@ import { McpEndpoint } from '../mcp/index.js';
 import { RateLimiter } from '../mcp/index.js';
 import { ResumeBudget, SessionRegistry, SharedSessions } from '../mcp/index.js';
 import { Metrics } from '../metrics/index.js';
-import { MultiEngineSandbox, SandboxManager, poolUnitOf } from '../sandbox/index.js';
+import {
+  MultiEngineSandbox,
+  SandboxManager,
+  checkSandboxEngine,
+  createSandboxDriver,
+} from '../sandbox/index.js';
 import { ConfigCache } from '../store/index.js';
 import { InvocationLog } from '../store/index.js';
 import { loadMasterKey, WRITTEN_BY_META_KEY } from '../store/index.js';
 import { openStore } from '../store/index.js';
 import {
+  adminSettingsFrom,
   brokerLimitsFrom,
   invocationLimitsFrom,
   poolCapsFrom,
   poolDefaultsFrom,
   resumeBoundsFrom,
+  sandboxSettingsFrom,
   schemaCheckSettingsFrom,
+  serverGateSettingsFrom,
 } from './component-settings.js';
 import { ConfigSync } from './config-sync.js';
 import { prepareDashboard } from './dashboard-assets.js';
 import { createDemoServer, type DemoOutcome } from './demo.js';
 import { poolBudget } from './pool-budget.js';
 import { LiveReplicas } from './live-replicas.js';
-import { checkDockerEngine } from './docker-preflight.js';
 import { createAdminAccounts } from './admin-accounts.js';
-import { createSandboxDriver } from './sandbox-driver.js';
 
 export const VERSION = '0.1.0';
 
@@ -83,11 +88,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
   };
   try {
     // Nothing is written (data directory, a generated master.key) before the engine answers.
-    // With DOCKER_ENGINES the engines are checked as they are opened (one answering is
-    // enough), which comes after the data directory exists.
-    if (config.sandboxDriver === 'docker' && config.dockerEngines === undefined) {
-      await checkDockerEngine();
-    }
+    await checkSandboxEngine(sandboxSettingsFrom(config));
     mkdirSync(config.dataDir, { recursive: true });
     const masterKey = loadMasterKey({
       configured: config.masterKey,
@@ -118,14 +119,6 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       config.metricsToken === undefined
         ? undefined
         : AdminToken.fromConfigured(config.metricsToken);
-    // A token rotated through another replica (or `npm run admin-token`) replaces this one.
-    const stopTokenSync = store.onChange((change) => {
-      if (change.kind !== 'meta' && change.kind !== 'resync') return;
-      token
-        .refresh(store)
-        .catch((error: unknown) => log.warn({ err: error }, 'admin token not re-read'));
-    });
-    closers.push(stopTokenSync);
 
     const cache = new ConfigCache(store, {
       log: (message) => log.warn({ component: 'config-cache' }, message),
@@ -138,7 +131,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     closers.push(() => invocationLog.close());
 
-    const driver = await createSandboxDriver(config, log);
+    const driver = await createSandboxDriver(sandboxSettingsFrom(config), log);
     closers.push(() => driver.close());
     // Read at scrape time only, so the sandbox below may report to it.
     const engineStats = driver instanceof MultiEngineSandbox ? () => driver.stats() : undefined;
@@ -159,31 +152,6 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     await sandbox.start();
     closers.push(() => sandbox.close());
-    // A size saved under other caps (another replica's derived POOL_MAX_TOTAL, a lowered
-    // POOL_MAX_SIZE_CAP) must not stop the start or the other units: that unit keeps its size.
-    const applyPoolSettings = async () => {
-      for (const settings of await store.getPoolSettings()) {
-        const unit = poolUnitOf(settings.subdomain, settings.tool);
-        try {
-          sandbox.configurePool(unit, settings);
-        } catch (error) {
-          if (!isMcphostError(error) || error.code !== 'ERR_VALIDATION') throw error;
-          log.warn(
-            { unit, reason: error.message },
-            'saved pool size does not fit this control plane; the pool keeps its current size',
-          );
-        }
-      }
-    };
-    await applyPoolSettings();
-    // A pool resized on any replica (PostgreSQL carries the change) is resized here too.
-    const stopPoolSync = store.onChange((change) => {
-      if (change.kind !== 'pool' && change.kind !== 'resync') return;
-      applyPoolSettings().catch((error: unknown) =>
-        log.warn({ err: error }, 'pool settings not applied'),
-      );
-    });
-    closers.push(stopPoolSync);
 
     const broker = new Broker({
       egress: EgressPolicy.fromAllowList(config.egressAllow),
@@ -283,11 +251,15 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
       () => modern.parked.countsByServer(),
       () => modern.listen.countsByServer(),
     );
-    // Revoked API keys end the streams and sessions they opened (key-revocations.ts).
-    new ConfigSync(cache, sandbox, [sessions, ...modern.audiences], {
+    // Saved pool sizes, configuration, API key and admin token changes, from any replica.
+    const sync = new ConfigSync(cache, sandbox, [sessions, ...modern.audiences], {
       store,
+      adminToken: token,
+      log,
       onError: (error, what) => log.warn({ err: error, component: 'mcp' }, `${what} failed`),
-    }).start();
+    });
+    closers.push(() => sync.stop());
+    await sync.start();
 
     const endpoint = new McpEndpoint({
       sessions,
@@ -319,7 +291,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     });
     closers.push(() => oauthEgress.agent.close());
     // API keys are cached by hash and follow the store's changes; uses are written in batches.
-    const gate = new ServerGate(config, oauthEgress.fetch, {
+    const gate = new ServerGate(serverGateSettingsFrom(config), oauthEgress.fetch, {
       store,
       onError: (error, what) => log.warn({ err: error, component: 'api-keys' }, `${what} failed`),
     });
@@ -360,7 +332,7 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
     const adminContext: AdminContext = {
       audit: accounts.audit,
       signIn: accounts.signIn,
-      config,
+      config: adminSettingsFrom(config),
       store,
       cache,
       invoker,
@@ -376,8 +348,8 @@ export async function startApp(config: Config, log: Logger): Promise<App> {
           fetch: oauthEgress.fetch,
         }),
     };
-    // Bundled on first start (and after a source change); a no-op when up to date.
-    const dashboard = await prepareDashboard(log);
+    // Built beforehand (`npm run build:assets`, which `npm start` runs); read here.
+    const dashboard = prepareDashboard(log);
     const admin = createAdminApi({
       context: adminContext,
       token,

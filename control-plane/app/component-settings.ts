@@ -1,15 +1,23 @@
 /**
  * The configuration handed to the parts that take it as options: the
- * sandbox's invocation limits and pool defaults, the broker's limits. The
+ * sandbox's invocation limits, pool defaults and driver settings, the
+ * broker's limits, the hosted servers' gate, the admin API. The
  * parts write no default of their own; these functions are the one mapping
  * from the configuration table to their options, used by the composition root
  * and by tests and benchmarks that want the defaults (`defaultConfig()`).
  */
 import { DEFAULT_MAX_LINE_BYTES } from '../../src/protocol/index.js';
+import type { AdminSettings } from '../admin/index.js';
 import type { BrokerOptions } from '../broker/index.js';
-import type { Config } from '../config.js';
+import type { AddressConfig, Config } from '../config.js';
+import type { ServerGateSettings } from '../http/index.js';
 import type { ToolInvoker } from '../invocation/index.js';
-import type { InvocationLimits, PoolCaps, PoolDefaults } from '../sandbox/index.js';
+import type {
+  InvocationLimits,
+  PoolCaps,
+  PoolDefaults,
+  SandboxSettings,
+} from '../sandbox/index.js';
 import type { ResumeBudgetOptions } from '../mcp/index.js';
 import type { PoolBudget } from './pool-budget.js';
 
@@ -94,5 +102,62 @@ export function resumeBoundsFrom(config: Config): Omit<ResumeBudgetOptions, 'sha
     maxBytesPerCaller: config.mcpResumeMaxBytesPerCaller,
     maxBytesPerServer: config.mcpResumeMaxBytesPerServer,
     maxBytes: config.mcpResumeMaxBytes,
+  };
+}
+
+/** What the sandbox driver is made from (SANDBOX_DRIVER, RUNNER_*, PLANE_NAME, DOCKER_ENGINES*, DATA_DIR). */
+export function sandboxSettingsFrom(config: Config): SandboxSettings {
+  return {
+    sandboxDriver: config.sandboxDriver,
+    dataDir: config.dataDir,
+    runnerImage: config.runnerImage,
+    runnerBase: config.runnerBase,
+    runnerSocketDir: config.runnerSocketDir,
+    runnerStartupTimeoutMs: config.runnerStartupTimeoutMs,
+    planeName: config.planeName,
+    dockerEngines: config.dockerEngines,
+    dockerEngineCheckIntervalMs: config.dockerEngineCheckIntervalMs,
+  };
+}
+
+/** What the hosted servers' gate reads: their addresses and OAUTH_*. */
+export function serverGateSettingsFrom(config: Config): ServerGateSettings {
+  return {
+    ...addressesFrom(config),
+    oauthAllowInsecureLoopback: config.oauthAllowInsecureLoopback,
+    oauthClockToleranceSec: config.oauthClockToleranceSec,
+    oauthJwksCooldownMs: config.oauthJwksCooldownMs,
+  };
+}
+
+/** What the admin API reads: addresses, MAX_BODY_BYTES, ADMIN_OIDC_*, ADMIN_SESSION_*, the pool defaults it shows. */
+export function adminSettingsFrom(config: Config): AdminSettings {
+  return {
+    ...addressesFrom(config),
+    maxBodyBytes: config.maxBodyBytes,
+    adminOidcIssuer: config.adminOidcIssuer,
+    adminOidcLabel: config.adminOidcLabel,
+    adminCookieSecure: config.adminCookieSecure,
+    adminSessionMaxHours: config.adminSessionMaxHours,
+    adminSessionIdleMinutes: config.adminSessionIdleMinutes,
+    invocationRefusalBucketSeconds: config.invocationRefusalBucketSeconds,
+    poolMinWarm: config.poolMinWarm,
+    poolMaxSize: config.poolMaxSize,
+    poolMaxSizeCap: config.poolMaxSizeCap,
+    genericPoolSize: config.genericPoolSize,
+    poolMaxInvocations: config.poolMaxInvocations,
+    poolHeapRetireShare: config.poolHeapRetireShare,
+    poolIdleTtlMs: config.poolIdleTtlMs,
+  };
+}
+
+/** The servers' addresses (PUBLIC_URL_TEMPLATE, PUBLIC_URL, PORT, ROUTING, BASE_DOMAIN). */
+function addressesFrom(config: Config): AddressConfig {
+  return {
+    publicUrlTemplate: config.publicUrlTemplate,
+    publicUrl: config.publicUrl,
+    port: config.port,
+    routing: config.routing,
+    baseDomain: config.baseDomain,
   };
 }

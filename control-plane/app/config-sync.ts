@@ -8,12 +8,18 @@
  * a changed tool or prompt list, or resource list, is announced to open
  * sessions and listen streams, and a changed resource to those subscribed to its URIs;
  * an API key revoked or deleted ends the sessions and streams it opened
- * (key-revocations.ts: API keys are not part of the cached configuration).
+ * (key-revocations.ts: API keys are not part of the cached configuration);
+ * a pool resized on any replica is resized here; an admin token rotated
+ * through another replica (or `npm run admin-token`) replaces this one.
  */
-import type { CachedServer, ConfigCache, NamedRecords } from '../store/index.js';
+import type { AdminToken } from '../identity/index.js';
+import { isMcphostError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { CachedServer, ConfigCache, NamedRecords, Store } from '../store/index.js';
 import { contentBytes, type ResourceRecord, type ServerRecord } from '../store/index.js';
 import { findResourceChanges, type ChangeAudience } from '../mcp/index.js';
-import { KeyRevocations, type KeyDirectory } from './key-revocations.js';
+import { poolUnitOf, type PoolSize } from '../sandbox/index.js';
+import { KeyRevocations } from './key-revocations.js';
 
 interface Seen {
   security: string;
@@ -34,6 +40,18 @@ export interface PoolInvalidation {
   serverChanged(server: string, deleted?: boolean): void;
   /** A server's container maximum, as its settings say now. */
   setServerMaxContainers(server: string, maxContainers: number | null): void;
+  /** A pool's size as saved in the store (throws ERR_VALIDATION when it does not fit the caps). */
+  configurePool(unit: string, settings: PoolSize): unknown;
+}
+
+/** What ConfigSync follows in the store, and where it tells what failed. */
+export interface StoreFollowing {
+  store: Store;
+  /** The admin token in force, re-read when the store's meta changes. */
+  adminToken: Pick<AdminToken, 'refresh'>;
+  log: Logger;
+  /** A failed read of the API keys (it is retried). */
+  onError(error: unknown, what: string): void;
 }
 
 export class ConfigSync {
@@ -42,39 +60,94 @@ export class ConfigSync {
   readonly #audiences: readonly ChangeAudience[];
   readonly #seen = new Map<string, Seen>();
   readonly #revocations: KeyRevocations;
+  readonly #following: StoreFollowing;
+  readonly #stops: (() => void)[] = [];
 
   /**
    * `audiences`: what hears a server's changes — the legacy era's sessions,
-   * the modern era's listen streams and server instances. `keys`: where API
-   * keys and their changes are read (the store), and where a failed read is
-   * told.
+   * the modern era's listen streams and server instances. `following`: the
+   * store (API keys, pool sizes, the admin token and their changes), and
+   * where what failed is told.
    */
   constructor(
     cache: ConfigCache,
     pools: PoolInvalidation,
     audiences: readonly ChangeAudience[],
-    keys: { store: KeyDirectory; onError(error: unknown, what: string): void },
+    following: StoreFollowing,
   ) {
     this.#cache = cache;
     this.#pools = pools;
     this.#audiences = audiences;
+    this.#following = following;
     this.#revocations = new KeyRevocations({
-      keys: keys.store,
+      keys: following.store,
       audiences,
       subdomains: () => cache.servers().map((server) => server.subdomain),
-      onError: keys.onError,
+      onError: following.onError,
     });
   }
 
-  /** Records the current state and starts following changes. */
-  start(): void {
+  /**
+   * Applies the saved pool sizes, records the current state and starts
+   * following changes. Rejects when the pool sizes cannot be read.
+   */
+  async start(): Promise<void> {
+    const { store, adminToken, log } = this.#following;
+    this.#stops.push(
+      store.onChange((change) => {
+        if (change.kind !== 'meta' && change.kind !== 'resync') return;
+        adminToken
+          .refresh(store)
+          .catch((error: unknown) => log.warn({ err: error }, 'admin token not re-read'));
+      }),
+    );
+    // A rotation made while this replica was starting (a runner image build can take minutes).
+    await adminToken
+      .refresh(store)
+      .catch((error: unknown) => log.warn({ err: error }, 'admin token not re-read'));
+    await this.#applyPoolSettings();
+    // A pool resized on any replica (PostgreSQL carries the change) is resized here too.
+    this.#stops.push(
+      store.onChange((change) => {
+        if (change.kind !== 'pool' && change.kind !== 'resync') return;
+        this.#applyPoolSettings().catch((error: unknown) =>
+          log.warn({ err: error }, 'pool settings not applied'),
+        );
+      }),
+    );
     this.#revocations.start();
+    this.#stops.push(() => this.#revocations.stop());
     for (const server of this.#cache.servers()) {
       const cached = this.#cache.cached(server.subdomain);
       if (cached) this.#seen.set(server.subdomain, seen(cached));
       this.#pools.setServerMaxContainers(server.subdomain, server.maxContainers);
     }
     this.#cache.onInvalidate((subdomain) => this.#changed(subdomain));
+  }
+
+  /** Stops following the store. */
+  stop(): void {
+    for (const stop of this.#stops.splice(0)) stop();
+  }
+
+  /**
+   * A size saved under other caps (another replica's derived POOL_MAX_TOTAL, a
+   * lowered POOL_MAX_SIZE_CAP) must not stop the start or the other units:
+   * that unit keeps its size.
+   */
+  async #applyPoolSettings(): Promise<void> {
+    for (const settings of await this.#following.store.getPoolSettings()) {
+      const unit = poolUnitOf(settings.subdomain, settings.tool);
+      try {
+        this.#pools.configurePool(unit, settings);
+      } catch (error) {
+        if (!isMcphostError(error) || error.code !== 'ERR_VALIDATION') throw error;
+        this.#following.log.warn(
+          { unit, reason: error.message },
+          'saved pool size does not fit this control plane; the pool keeps its current size',
+        );
+      }
+    }
   }
 
   #changed(subdomain: string): void {

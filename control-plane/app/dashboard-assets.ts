@@ -1,8 +1,9 @@
 /**
- * The dashboard's built assets: bundled at start when missing or older than
- * their sources (a checkout), shipped prebuilt in a deployed build. A failure
- * to build never stops the service — the admin API works without its page —
- * it is logged, and the page is not served.
+ * The dashboard's built assets (dist/dashboard/). Building them is a step of
+ * its own (`npm run build:assets`, which `npm start` runs first; `npm run
+ * build` for a deployment): the control plane only reads them. Missing assets
+ * never stop the service — the admin API works without its page — they are
+ * logged with the command that builds them, and the page is not served.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,19 +18,13 @@ export type DashboardHandler = (
   url: URL,
 ) => Promise<boolean>;
 
-/** The dashboard handler, or undefined when no assets could be had. */
-export async function prepareDashboard(log: Logger): Promise<DashboardHandler | undefined> {
-  const shipped = join(findRepoRoot(), 'dist', 'dashboard');
-  try {
-    const { buildDashboard } = await import('../../scripts/build-dashboard.js');
-    const { assetsDir } = await buildDashboard();
-    return createDashboardHandler({ assetsDir });
-  } catch (error) {
-    if (existsSync(join(shipped, 'index.html'))) {
-      log.debug({ err: error }, 'dashboard not rebuilt; serving the shipped assets');
-      return createDashboardHandler({ assetsDir: shipped });
-    }
-    log.error({ err: error }, 'the dashboard could not be built; the admin API works without it');
-    return undefined;
-  }
+/** The dashboard handler, or undefined when the assets are not built. */
+export function prepareDashboard(log: Logger): DashboardHandler | undefined {
+  const assetsDir = join(findRepoRoot(), 'dist', 'dashboard');
+  if (existsSync(join(assetsDir, 'index.html'))) return createDashboardHandler({ assetsDir });
+  log.error(
+    { assetsDir },
+    'the dashboard is not built: run `npm run build:assets` (`npm start` runs it before it starts); the admin API works without it',
+  );
+  return undefined;
 }

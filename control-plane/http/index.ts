@@ -14,7 +14,7 @@ export {
 export { startListeners } from './http-listeners.js';
 export type { Listeners } from './http-listeners.js';
 export type { HostedEndpoint, HostedTarget, RoutingOptions } from './request-routing.js';
-export { ServerGate } from './server-gate.js';
+export { ServerGate, type ServerGateSettings } from './server-gate.js';
 export { serverResourceAt, type ServerResource } from './server-resource.js';
 export { corsHeaders, decideOrigin, preflightHeaders } from './origin-policy.js';
 export { parseJsonBody, readBody } from './read-body.js';

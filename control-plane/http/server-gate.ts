@@ -19,7 +19,7 @@ import {
   protectedResourceMetadata,
   type AccessTokenVerifier,
 } from '../identity/index.js';
-import type { AddressForm, Config } from '../config.js';
+import type { AddressConfig, AddressForm } from '../config.js';
 import { isMcphostError, McphostError } from '../errors.js';
 import type { ServerRecord } from '../store/index.js';
 import { ApiKeyGate, type ApiKeyGateOptions } from './api-key-gate.js';
@@ -30,9 +30,16 @@ const MAX_CACHED_VERIFIERS = 1000;
 /** What a 503 for an unreachable Authorization Server tells clients to wait, in seconds. */
 const RETRY_AFTER_SECONDS = 5;
 
+/** What the gate reads of the configuration: the servers' addresses (PUBLIC_URL*, ROUTING…) and OAUTH_*. */
+export interface ServerGateSettings extends AddressConfig {
+  readonly oauthAllowInsecureLoopback: boolean;
+  readonly oauthClockToleranceSec: number;
+  readonly oauthJwksCooldownMs: number;
+}
+
 /** Admits or refuses each `/mcp` request of a hosted server by the server's security mode. */
 export class ServerGate {
-  readonly #config: Config;
+  readonly #settings: ServerGateSettings;
   readonly #verifiers = new Map<string, AccessTokenVerifier>();
   readonly #fetch: typeof fetch | undefined;
   readonly #apiKeys: ApiKeyGate | undefined;
@@ -42,8 +49,8 @@ export class ServerGate {
    * the egress-guarded one. `apiKeys` (the store, at least) checks servers in
    * API-key mode; without it such a server's requests fail (500), never open.
    */
-  constructor(config: Config, jwksFetch?: typeof fetch, apiKeys?: ApiKeyGateOptions) {
-    this.#config = config;
+  constructor(settings: ServerGateSettings, jwksFetch?: typeof fetch, apiKeys?: ApiKeyGateOptions) {
+    this.#settings = settings;
     this.#fetch = jwksFetch;
     this.#apiKeys = apiKeys === undefined ? undefined : new ApiKeyGate(apiKeys);
   }
@@ -136,7 +143,7 @@ export class ServerGate {
 
   /** The resource of the address a request came by; the router only routes forms that are on. */
   #resourceOf(server: ServerRecord, form: AddressForm): ServerResource {
-    const resource = serverResourceAt(this.#config, server.subdomain, form);
+    const resource = serverResourceAt(this.#settings, server.subdomain, form);
     if (resource === undefined) {
       throw new Error(`ServerGate: a request came by the ${form} address, which ROUTING turns off`);
     }
@@ -154,15 +161,15 @@ export class ServerGate {
     ]);
     let verifier = this.#verifiers.get(key);
     if (!verifier) {
-      checkStoredKeySetUrl(metadata.jwks_uri, this.#config.oauthAllowInsecureLoopback);
+      checkStoredKeySetUrl(metadata.jwks_uri, this.#settings.oauthAllowInsecureLoopback);
       verifier = createAccessTokenVerifier({
         issuer: metadata.issuer,
         jwksUri: metadata.jwks_uri,
         audience,
         requiredScopes: server.oauthRequiredScopes,
-        clockToleranceSec: this.#config.oauthClockToleranceSec,
-        jwksCooldownMs: this.#config.oauthJwksCooldownMs,
-        allowInsecureLoopback: this.#config.oauthAllowInsecureLoopback,
+        clockToleranceSec: this.#settings.oauthClockToleranceSec,
+        jwksCooldownMs: this.#settings.oauthJwksCooldownMs,
+        allowInsecureLoopback: this.#settings.oauthAllowInsecureLoopback,
         ...(this.#fetch === undefined ? {} : { fetch: this.#fetch }),
       });
       // Drop the oldest, not all: clearing would make every server refetch its keys at once.

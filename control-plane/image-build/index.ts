@@ -9,3 +9,4 @@ export { packBuildContext, type ContextEntry } from './build-context.js';
 export { buildImage, messageOf } from './image-builds.js';
 export { ensureLocalNodeBase, listSharedLibraries, localNodeBaseTag } from './local-node-base.js';
 export { defaultHarnessDir, findRepoRoot } from './repo-paths.js';
+export { RUNNER_USER } from './runner-user.js';

@@ -13,7 +13,7 @@ import type Dockerode from 'dockerode';
 import { McphostError } from '../errors.js';
 import { packBuildContext, type ContextEntry } from './build-context.js';
 import { buildImage, imageExists, messageOf } from './image-builds.js';
-import { RUNNER_USER } from '../sandbox/index.js';
+import { RUNNER_USER } from './runner-user.js';
 
 const run = promisify(execFile);
 

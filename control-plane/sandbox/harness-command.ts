@@ -15,8 +15,8 @@ export const HARNESS_DIR_IN_IMAGE = '/opt/mcphost';
 /** The harness entry file inside the image. */
 export const HARNESS_PATH_IN_IMAGE = `${HARNESS_DIR_IN_IMAGE}/harness.mjs`;
 
-/** Numeric user:group the runner image runs as (no passwd lookup needed). */
-export const RUNNER_USER = '10001:10001';
+/** The runner image's user, which its containers run as (image-build/ owns the image). */
+export { RUNNER_USER } from '../image-build/index.js';
 
 /** Smallest V8 old-space size we ever ask for, in MiB. */
 const MIN_HEAP_MB = 16;

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { explainDockerFailure } from '../../control-plane/app/docker-preflight.js';
+import { explainDockerFailure } from '../../control-plane/sandbox/docker/docker-preflight.js';
 import { startApp } from '../../control-plane/app/index.js';
 import { loadConfig } from '../../control-plane/config.js';
 import { createLogger } from '../../control-plane/logger.js';

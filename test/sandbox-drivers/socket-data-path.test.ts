@@ -14,9 +14,9 @@ import { DockerSandbox } from '../../control-plane/sandbox/docker/docker-sandbox
 import { probeSocketDataPath } from '../../control-plane/sandbox/docker/socket-probe.js';
 import { ensureRunnerImage } from '../../control-plane/image-build/ensure-runner-image.js';
 import { loadConfig } from '../../control-plane/config.js';
-import { createSandboxDriver } from '../../control-plane/app/sandbox-driver.js';
-import { chooseSocketDir } from '../../control-plane/app/socket-data-path.js';
-import type { PlaneOwner } from '../../control-plane/sandbox/index.js';
+import { createSandboxDriver } from '../../control-plane/sandbox/create-sandbox.js';
+import { chooseSocketDir } from '../../control-plane/sandbox/docker/socket-data-path.js';
+import type { PlaneOwner } from '../../control-plane/sandbox/docker/plane-owner.js';
 import { createLogger } from '../../control-plane/logger.js';
 import { startTestControlPlane, type TestControlPlane } from '../support/control-plane.js';
 import { RawMcpSession } from '../../bench/raw-mcp-session.js';

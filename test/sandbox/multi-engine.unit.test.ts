@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseEngineAddress } from '../../control-plane/engine-address.js';
-import { engineClient } from '../../control-plane/app/sandbox-driver.js';
+import { engineClient } from '../../control-plane/sandbox/create-sandbox.js';
 import { loadConfig } from '../../control-plane/config.js';
 import { placementOrder } from '../../control-plane/sandbox/engines/engine-placement.js';
 import { MultiEngineSandbox } from '../../control-plane/sandbox/engines/multi-engine-sandbox.js';

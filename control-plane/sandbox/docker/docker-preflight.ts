@@ -4,7 +4,7 @@
  * looked and what to do, instead of `connect ENOENT /var/run/docker.sock`.
  */
 import Dockerode from 'dockerode';
-import { McphostError } from '../errors.js';
+import { McphostError } from '../../errors.js';
 
 /** Where Dockerode looks for the engine: DOCKER_HOST, else the default socket. */
 export function dockerEndpoint(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,6 +1,6 @@
 /**
  * Which data path runner containers get (RUNNER_SOCKET_DIR): the local one —
- * a Unix socket per container, control-plane/sandbox/docker/runner-socket.ts —
+ * a Unix socket per container, runner-socket.ts —
  * where it can work, else the engine's attach stream. `auto` (the default)
  * takes it only where it is known to work: one local engine, this control
  * plane on the engine's own host (not in a container, whose paths are not the
@@ -10,16 +10,12 @@
  * must work: the start fails with the reason otherwise.
  */
 import path from 'node:path';
-import type { Config } from '../config.js';
-import { McphostError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import {
-  MAX_SOCKET_ROOT_BYTES,
-  prepareSocketRoot,
-  probeSocketDataPath,
-  type DockerSandbox,
-  type PlaneOwner,
-} from '../sandbox/index.js';
+import { McphostError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { DockerSandbox } from './docker-sandbox.js';
+import type { PlaneOwner } from './plane-owner.js';
+import { MAX_SOCKET_ROOT_BYTES, prepareSocketRoot } from './runner-socket.js';
+import { probeSocketDataPath } from './socket-probe.js';
 
 /** The directory the sockets go in, and whether the operator named it. */
 export interface SocketDirChoice {
@@ -29,11 +25,11 @@ export interface SocketDirChoice {
 
 /** What RUNNER_SOCKET_DIR asks for with one engine and this owner, before any probe. */
 export function chooseSocketDir(
-  config: Pick<Config, 'runnerSocketDir' | 'dataDir'>,
+  settings: { readonly runnerSocketDir: string; readonly dataDir: string },
   owner: PlaneOwner,
   log: Logger,
 ): SocketDirChoice | undefined {
-  const setting = config.runnerSocketDir;
+  const setting = settings.runnerSocketDir;
   if (setting === 'off') return undefined;
   if (setting !== 'auto') return { dir: setting, explicit: true };
   if (owner.container !== undefined) {
@@ -42,7 +38,7 @@ export function chooseSocketDir(
     );
     return undefined;
   }
-  const dir = path.resolve(config.dataDir, 'run');
+  const dir = path.resolve(settings.dataDir, 'run');
   if (Buffer.byteLength(dir) > MAX_SOCKET_ROOT_BYTES) {
     log.info(
       { dir },
@@ -61,12 +57,12 @@ export function chooseSocketDir(
 export async function checkSocketDir(
   choice: SocketDirChoice,
   driver: DockerSandbox,
-  config: Pick<Config, 'runnerStartupTimeoutMs'>,
+  settings: { readonly runnerStartupTimeoutMs: number },
   log: Logger,
 ): Promise<boolean> {
   try {
     await prepareSocketRoot(choice.dir);
-    await probeSocketDataPath(driver, config.runnerStartupTimeoutMs);
+    await probeSocketDataPath(driver, settings.runnerStartupTimeoutMs);
   } catch (error) {
     if (choice.explicit) throw socketDirFailed(choice.dir, error);
     log.warn(

@@ -2,75 +2,105 @@
  * Picks and prepares the sandbox driver: Docker (the runner image built when
  * missing, offline from the host's node when no registry answers), or local
  * processes for development without Docker — with a loud warning, since a
- * process is no isolation at all.
+ * process is no isolation at all. The composition root calls
+ * `checkSandboxEngine` before it writes anything, and `createSandboxDriver`
+ * once the store is open.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
 import type { EngineAddress } from '../engine-address.js';
-import { defaultHarnessDir, ensureRunnerImage } from '../image-build/index.js';
+import { defaultHarnessDir, ensureRunnerImage, type RunnerBase } from '../image-build/index.js';
 import type { Logger } from '../logger.js';
-import type { SandboxDriver } from '../sandbox/index.js';
 import Dockerode from 'dockerode';
+import type { SandboxDriver } from './driver.js';
+import { DockerSandbox } from './docker/docker-sandbox.js';
+import { DockerodeContainerClient } from './docker/container-client.js';
+import { checkDockerEngine } from './docker/docker-preflight.js';
 import {
-  currentProcessOwner,
-  DockerodeContainerClient,
-  DockerSandbox,
-  MultiEngineSandbox,
-  type EngineSource,
   containerIdFromMountinfo,
+  currentProcessOwner,
   readOwnMountinfo,
   rootFilesystemMatches,
   type PlaneOwner,
-} from '../sandbox/index.js';
-import { ProcessSandbox } from '../sandbox/index.js';
-import { checkSocketDir, chooseSocketDir } from './socket-data-path.js';
+} from './docker/plane-owner.js';
+import { checkSocketDir, chooseSocketDir } from './docker/socket-data-path.js';
+import { MultiEngineSandbox, type EngineSource } from './engines/multi-engine-sandbox.js';
+import { ProcessSandbox } from './process/process-sandbox.js';
 import { McphostError } from '../errors.js';
 
-/** Builds the harness bundle when it is missing or older than its sources (a checkout, not a built image). */
-async function ensureHarnessBundle(log: Logger): Promise<string> {
+/** What the sandbox driver is made from (SANDBOX_DRIVER, RUNNER_*, PLANE_NAME, DOCKER_ENGINES*, DATA_DIR). */
+export interface SandboxSettings {
+  readonly sandboxDriver: 'docker' | 'process';
+  readonly dataDir: string;
+  readonly runnerImage: string | undefined;
+  readonly runnerBase: RunnerBase;
+  /** 'auto', 'off' or a directory (RUNNER_SOCKET_DIR). */
+  readonly runnerSocketDir: string;
+  readonly runnerStartupTimeoutMs: number;
+  readonly planeName: string | undefined;
+  readonly dockerEngines: readonly EngineAddress[] | undefined;
+  readonly dockerEngineCheckIntervalMs: number;
+}
+
+/**
+ * Nothing is written (data directory, a generated master.key) before the
+ * engine answers: with one Docker engine it is pinged here, first. With
+ * DOCKER_ENGINES the engines are checked as they are opened (one answering is
+ * enough), which comes after the data directory exists.
+ */
+export async function checkSandboxEngine(settings: SandboxSettings): Promise<void> {
+  if (settings.sandboxDriver === 'docker' && settings.dockerEngines === undefined) {
+    await checkDockerEngine();
+  }
+}
+
+/**
+ * The built harness bundle's folder. Building it is a step of its own
+ * (`npm run build:assets`, which `npm start` runs first; `npm run build` for a
+ * deployment): the control plane only reads it.
+ */
+async function harnessBundle(): Promise<string> {
   const harnessDir = defaultHarnessDir();
-  try {
-    const { buildHarness } = await import('../../scripts/build-harness.js');
-    await buildHarness();
-  } catch (error) {
-    // A deployed build ships the bundle and may lack the bundler; only a missing bundle is fatal.
-    if (!existsSync(join(harnessDir, 'harness.mjs'))) throw error;
-    log.debug({ err: error }, 'harness bundle not rebuilt; using the shipped one');
+  if (!existsSync(join(harnessDir, 'harness.mjs'))) {
+    throw new McphostError(
+      'ERR_CONFIG',
+      `the harness bundle is missing (${join(harnessDir, 'harness.mjs')}): run \`npm run build:assets\` (\`npm start\` runs it before it starts)`,
+    );
   }
   return harnessDir;
 }
 
-export async function createSandboxDriver(config: Config, log: Logger): Promise<SandboxDriver> {
-  const namedSocketDir = config.runnerSocketDir !== 'auto' && config.runnerSocketDir !== 'off';
-  if (config.sandboxDriver === 'process') {
+export async function createSandboxDriver(
+  settings: SandboxSettings,
+  log: Logger,
+): Promise<SandboxDriver> {
+  const namedSocketDir = settings.runnerSocketDir !== 'auto' && settings.runnerSocketDir !== 'off';
+  if (settings.sandboxDriver === 'process') {
     if (namedSocketDir) {
       throw new McphostError(
         'ERR_CONFIG',
         'RUNNER_SOCKET_DIR names a directory for runner containers; SANDBOX_DRIVER=process runs none: unset one of them',
       );
     }
-    const harnessDir = await ensureHarnessBundle(log);
+    const harnessDir = await harnessBundle();
     return new ProcessSandbox({ harnessDir, warn: (message: string) => log.warn(message) });
   }
-  if (config.dockerEngines !== undefined && config.dockerEngines.length > 0) {
+  if (settings.dockerEngines !== undefined && settings.dockerEngines.length > 0) {
     if (namedSocketDir) {
       throw new McphostError(
         'ERR_CONFIG',
         'RUNNER_SOCKET_DIR names a directory, which works with the one engine of DOCKER_HOST, not with DOCKER_ENGINES: unset one of them',
       );
     }
-    return openEngines(config, config.dockerEngines, log);
+    return openEngines(settings, settings.dockerEngines, log);
   }
   const docker = new Dockerode();
   const client = new DockerodeContainerClient(docker);
-  const image =
-    config.runnerImage ??
-    (await runnerImageOn(docker, config, log, () => ensureHarnessBundle(log)));
+  const image = settings.runnerImage ?? (await runnerImageOn(docker, settings, log, harnessBundle));
   const { owner, composeProject } = await findPlaneOwner(client);
-  const planeName = resolvePlaneName(config, composeProject, owner, log);
+  const planeName = resolvePlaneName(settings, composeProject, owner, log);
   const driverWith = (socketDir: string | undefined) =>
     new DockerSandbox({
       client,
@@ -80,10 +110,10 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
       warn: (message) => log.warn({ planeName }, message),
       socketDir,
     });
-  const choice = chooseSocketDir(config, owner, log);
+  const choice = chooseSocketDir(settings, owner, log);
   let driver = driverWith(choice?.dir);
   await driver.ping();
-  if (choice !== undefined && !(await checkSocketDir(choice, driver, config, log))) {
+  if (choice !== undefined && !(await checkSocketDir(choice, driver, settings, log))) {
     await driver.close();
     driver = driverWith(undefined);
   }
@@ -93,29 +123,29 @@ export async function createSandboxDriver(config: Config, log: Logger): Promise<
 /** The runner image on `docker`, built there when missing (from the harness bundle `harnessDir` gives). */
 async function runnerImageOn(
   docker: Dockerode,
-  config: Config,
+  settings: SandboxSettings,
   log: Logger,
   harnessDir: () => Promise<string>,
   engine?: string,
 ): Promise<string> {
   return ensureRunnerImage({
     docker,
-    base: config.runnerBase,
+    base: settings.runnerBase,
     harnessDir: await harnessDir(),
     log: (line) => log.info({ component: 'runner-image', engine }, line),
   });
 }
 
 function resolvePlaneName(
-  config: Config,
+  settings: SandboxSettings,
   composeProject: string | undefined,
   owner: PlaneOwner,
   log: Logger,
 ): string {
-  const planeName = config.planeName ?? composeProject ?? DEFAULT_PLANE_NAME;
+  const planeName = settings.planeName ?? composeProject ?? DEFAULT_PLANE_NAME;
   log.info(
     { planeName, container: owner.container?.slice(0, 12) },
-    config.planeName !== undefined
+    settings.planeName !== undefined
       ? 'runner containers labelled with PLANE_NAME'
       : composeProject !== undefined
         ? "runner containers labelled with this compose project's name (PLANE_NAME unset)"
@@ -131,7 +161,7 @@ function resolvePlaneName(
  * listed engine (set PLANE_NAME to make it independent of that).
  */
 async function openEngines(
-  config: Config,
+  settings: SandboxSettings,
   addresses: readonly EngineAddress[],
   log: Logger,
 ): Promise<MultiEngineSandbox> {
@@ -148,14 +178,7 @@ async function openEngines(
     }
     return docker;
   };
-  // One bundle for every engine's image build, built once (again after a failure).
-  let harness: Promise<string> | undefined;
-  const harnessDir = () =>
-    (harness ??= ensureHarnessBundle(log).catch((error: unknown) => {
-      harness = undefined;
-      throw error;
-    }));
-  const planeName = await planeNameOfEngines(config, dockerOf(addresses[0]!), log);
+  const planeName = await planeNameOfEngines(settings, dockerOf(addresses[0]!), log);
   const sources: EngineSource[] = addresses.map((address) => ({
     name: address.name,
     open: async () => {
@@ -164,7 +187,8 @@ async function openEngines(
       await client.ping();
       const { owner } = await findPlaneOwner(client);
       const image =
-        config.runnerImage ?? (await runnerImageOn(docker, config, log, harnessDir, address.name));
+        settings.runnerImage ??
+        (await runnerImageOn(docker, settings, log, harnessBundle, address.name));
       return new DockerSandbox({
         client,
         image,
@@ -180,8 +204,8 @@ async function openEngines(
   }));
   const driver = new MultiEngineSandbox({
     engines: sources,
-    checkIntervalMs: config.dockerEngineCheckIntervalMs,
-    startTimeoutMs: config.runnerStartupTimeoutMs,
+    checkIntervalMs: settings.dockerEngineCheckIntervalMs,
+    startTimeoutMs: settings.runnerStartupTimeoutMs,
     log: (message, details) => log.warn({ component: 'engines', ...details }, message),
   });
   await driver.open();
@@ -195,18 +219,18 @@ async function openEngines(
  * engine answers first.
  */
 async function planeNameOfEngines(
-  config: Config,
+  settings: SandboxSettings,
   first: Promise<Dockerode>,
   log: Logger,
 ): Promise<string> {
-  if (config.planeName !== undefined)
-    return resolvePlaneName(config, undefined, currentProcessOwner(), log);
+  if (settings.planeName !== undefined)
+    return resolvePlaneName(settings, undefined, currentProcessOwner(), log);
   const found = await Promise.race([
     first.then((docker) => findPlaneOwner(new DockerodeContainerClient(docker))),
     sleep(10_000, undefined, { ref: false }),
   ]).catch(() => undefined);
   return resolvePlaneName(
-    config,
+    settings,
     found?.composeProject,
     found?.owner ?? currentProcessOwner(),
     log,
