@@ -149,7 +149,7 @@ async function readIngredients(harnessDir: string): Promise<RunnerIngredients> {
     } catch (error) {
       throw new McphostError(
         'ERR_IMAGE_BUILD',
-        `cannot build the runner image: ${what} is missing at ${path} (build the harness first: npm run runner:image)`,
+        `cannot build the runner image: ${what} is missing at ${path} (build it first: npm run build:assets)`,
         { cause: error },
       );
     }
