@@ -162,7 +162,8 @@ export class SandboxManager {
       reserveSlot: (pool, purpose) => !this.#closed && this.#budget.reserve(pool, purpose),
       shouldYield: (pool) => this.#budget.shouldYield(pool),
       borrowGeneric: (pool) => this.#generic?.borrow(pool),
-      promiseGeneric: (pool) => this.#generic?.promise(pool) ?? false,
+      promiseGeneric: (pool) => void this.#generic?.promise(pool),
+      genericPromisedTo: (pool) => this.#generic?.promisedTo(pool) ?? 0,
       containerReady: (pool) => {
         if (pool === this.#generic?.pool) this.#generic.handOver();
       },

@@ -5,6 +5,10 @@
  * (misses in the last minute). A caller that finds none idle takes over one
  * that is already starting, when it is not yet promised to another: the
  * container goes to the oldest promised pool the moment it is ready.
+ *
+ * The promises are kept here alone, as one list: how many a pool is owed is
+ * counted from it, so it can never drift from the promises made nor go
+ * below zero.
  */
 import type { ContainerBudget } from './container-budget.js';
 import { EventWindow } from './event-window.js';
@@ -12,17 +16,34 @@ import { sameShape } from './pool-key.js';
 import type { PooledInstance } from './pooled-instance.js';
 import type { WarmPool } from './warm-pool.js';
 
+/** What the generic pool uses of the WarmPool that holds its containers. */
+export type GenericHolder = Pick<
+  WarmPool,
+  'shape' | 'size' | 'idle' | 'counts' | 'configure' | 'takeOutIdle'
+>;
+
+/** What the generic pool uses of a pool that adopts its containers. */
+export type GenericRequester = Pick<
+  WarmPool,
+  'generic' | 'server' | 'shape' | 'wantsGeneric' | 'adoptGeneric' | 'grow'
+>;
+
 /** The generic pool and the promises made on its starting containers. */
-export class GenericPool {
-  readonly pool: WarmPool;
+export class GenericPool<Holder extends GenericHolder = WarmPool> {
+  readonly pool: Holder;
   readonly #max: number;
-  readonly #budget: ContainerBudget;
+  readonly #budget: Pick<ContainerBudget, 'fitsCeiling'>;
   readonly #misses: EventWindow;
-  /** Pools owed a generic container that is starting, oldest first. */
-  readonly #promises: WarmPool[] = [];
+  /** Pools owed a generic container that is starting, oldest first; a pool once per container. */
+  readonly #promises: GenericRequester[] = [];
 
   /** `pool`: the WarmPool holding the containers; `max`: most containers kept. */
-  constructor(pool: WarmPool, max: number, budget: ContainerBudget, now: () => number) {
+  constructor(
+    pool: Holder,
+    max: number,
+    budget: Pick<ContainerBudget, 'fitsCeiling'>,
+    now: () => number,
+  ) {
     this.pool = pool;
     this.#max = max;
     this.#budget = budget;
@@ -48,39 +69,50 @@ export class GenericPool {
   }
 
   /** An idle container `requester` may adopt now, if its shape and its server's ceiling allow. */
-  borrow(requester: WarmPool): PooledInstance | undefined {
+  borrow(requester: GenericRequester): PooledInstance | undefined {
     if (!this.#fits(requester)) return undefined;
-    return this.pool.donate();
+    return this.pool.takeOutIdle();
   }
 
   /** Promises a container that is starting to `requester`, when one is not yet promised. */
-  promise(requester: WarmPool): boolean {
+  promise(requester: GenericRequester): boolean {
     if (!this.#fits(requester)) return false;
     if (this.pool.counts().warming <= this.#promises.length) return false;
     this.#promises.push(requester);
     return true;
   }
 
-  /** A generic container came up: it goes to the oldest promised pool that still has a caller waiting. */
+  /** Starting containers promised to `requester`: its own starts need not cover the callers they will serve. */
+  promisedTo(requester: GenericRequester): number {
+    let owed = 0;
+    for (const promised of this.#promises) if (promised === requester) owed += 1;
+    return owed;
+  }
+
+  /**
+   * A generic container came up: it goes to the oldest promised pool that
+   * still has a caller waiting. A pool that no longer wants it is let off its
+   * promise, and the container stays generic.
+   */
   handOver(): void {
     while (this.#promises.length > 0 && this.pool.idle > 0) {
       const requester = this.#promises.shift()!;
       // Checked again: the server may have reached its ceiling with its own starts meanwhile.
-      if (!requester.wantsGeneric() || !this.#fits(requester)) {
-        requester.declineGeneric();
-        continue;
-      }
-      requester.receiveGeneric(this.pool.donate()!);
+      if (!requester.wantsGeneric() || !this.#fits(requester)) continue;
+      requester.adoptGeneric(this.pool.takeOutIdle()!);
     }
   }
 
-  /** A starting container was lost: the newest promises it covered are broken. */
+  /**
+   * A starting container was lost: the newest promises it covered are broken,
+   * and each pool let down grows its own for the callers still waiting.
+   */
   rebalance(): void {
     const covered = this.pool.counts().warming + this.pool.idle;
-    while (this.#promises.length > covered) this.#promises.pop()!.genericPromiseBroken();
+    while (this.#promises.length > covered) this.#promises.pop()!.grow();
   }
 
-  #fits(requester: WarmPool): boolean {
+  #fits(requester: GenericRequester): boolean {
     if (requester.generic || !sameShape(requester.shape, this.pool.shape)) return false;
     return this.#budget.fitsCeiling(requester.server!, requester.shape);
   }

@@ -23,10 +23,13 @@ export interface PoolContext {
   /** An idle generic container this pool may adopt for good, if the manager allows it. */
   borrowGeneric(pool: WarmPool): PooledInstance | undefined;
   /**
-   * True when a generic container already starting is promised to this pool:
-   * it arrives through `receiveGeneric` (or `genericPromiseBroken` if it dies).
+   * Asks for a generic container already starting to be promised to this pool.
+   * The generic pool keeps the promise: it hands the container over through
+   * `adoptGeneric`, or, when it dies first, calls `grow`.
    */
-  promiseGeneric(pool: WarmPool): boolean;
+  promiseGeneric(pool: WarmPool): void;
+  /** Generic containers starting that are promised to this pool: it starts none of its own for the callers they serve. */
+  genericPromisedTo(pool: WarmPool): number;
   /** A container of this pool became ready (the generic pool hands it to a promised pool). */
   containerReady(pool: WarmPool): void;
   /** A container of this pool left before serving (the manager rebalances generic promises). */

@@ -62,8 +62,6 @@ export class WarmPool {
   /** Average invocation time, in ms; undefined until the first one finishes. */
   #durationMs: number | undefined;
   #growTimer: NodeJS.Timeout | undefined;
-  /** Generic containers starting elsewhere that are promised to this pool's waiters. */
-  #promisedGeneric = 0;
   /** When the pool last leased a container: an empty pool unused for the TTL is forgotten. */
   lastLeasedAt = 0;
 
@@ -89,7 +87,7 @@ export class WarmPool {
 
   /** Containers here plus generic ones promised: what the pool's size bounds. */
   get #counted(): number {
-    return this.total + this.#promisedGeneric;
+    return this.total + this.#context.genericPromisedTo(this);
   }
 
   /** Callers waiting. */
@@ -150,9 +148,7 @@ export class WarmPool {
     }
     const queuedAt = this.#context.now();
     // A generic container already starting serves this caller sooner than a start of its own.
-    if (this.#counted < maxSize && this.#context.promiseGeneric(this)) {
-      this.#promisedGeneric += 1;
-    }
+    if (this.#counted < maxSize) this.#context.promiseGeneric(this);
     const waiting = this.#queue.wait(
       queueTimeoutMs,
       () =>
@@ -273,27 +269,19 @@ export class WarmPool {
     return !this.#closed && !this.#dormant && this.#queue.length > 0;
   }
 
-  /** Takes the generic container promised to this pool and serves the oldest waiter with it. */
-  receiveGeneric(instance: PooledInstance): void {
-    this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
+  /** Adopts for good the generic container promised to this pool and serves the oldest waiter with it. */
+  adoptGeneric(instance: PooledInstance): void {
     this.#adopt(instance);
     instance.idleSince = this.#context.now();
     this.#serveWaiters();
   }
 
-  /** The promise of a generic container is withdrawn: nobody here waits for it any more. */
-  declineGeneric(): void {
-    this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
-  }
-
-  /** A promised generic container will not come: start one of our own if callers still wait. */
-  genericPromiseBroken(): void {
-    this.#promisedGeneric = Math.max(0, this.#promisedGeneric - 1);
-    this.#grow();
-  }
-
-  /** Hands over an idle container for another pool to adopt (generic pool only). */
-  donate(): PooledInstance | undefined {
+  /**
+   * Takes the longest-idle container out of this pool, alive, for another pool
+   * to adopt (the generic pool's only way to give one away); the pool refills
+   * behind it.
+   */
+  takeOutIdle(): PooledInstance | undefined {
     const idle = this.#longestIdle();
     if (!idle) return undefined;
     this.#instances.delete(idle);
@@ -383,9 +371,10 @@ export class WarmPool {
   }
 
   #needsContainer(): boolean {
+    const promised = this.#context.genericPromisedTo(this);
     return (
-      this.#queue.length > this.#count('warming') + this.#promisedGeneric &&
-      this.#counted < this.#size.maxSize
+      this.#queue.length > this.#count('warming') + promised &&
+      this.total + promised < this.#size.maxSize
     );
   }
 
@@ -457,7 +446,7 @@ export class WarmPool {
     for (const instance of this.#instances) if (instance.starting) starting += 1;
     const serving = this.#count('idle') + this.#count('leased') + starting;
     return (
-      this.#queue.length > starting + this.#promisedGeneric ||
+      this.#queue.length > starting + this.#context.genericPromisedTo(this) ||
       (!this.#dormant && serving < this.#size.minWarm)
     );
   }
