@@ -154,7 +154,7 @@ async function measureCacheStart(
   const raw: number[] = [];
   const database = new SqliteDatabase(path.join(dataDir, DATABASE_FILE), { readonly: true });
   try {
-    const reads = ['servers', 'tools', 'tool_versions', 'secrets'].map((table) =>
+    const reads = ['servers', 'server_entries', 'server_entry_versions', 'secrets'].map((table) =>
       database.prepare(`SELECT * FROM ${table}`),
     );
     for (let sample = 0; sample < CACHE_START_SAMPLES; sample++) {

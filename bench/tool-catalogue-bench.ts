@@ -5,7 +5,7 @@
  * containers:
  * - an attacker saves TOOLS tools of ~1 MiB code with large schemas through A
  *   (how many are accepted, the save time), then saves one tool 30 times
- *   (save time on A, time until B serves it, bytes kept in tool_versions);
+ *   (save time on A, time until B serves it, bytes kept in the tool's history);
  * - B's resident memory before and after (VmRSS, and its peak VmHWM);
  * - the size of B's `tools/list` (its first answer, and all pages);
  * - a victim server's `tools/call` median on B, alone and while three
@@ -247,12 +247,12 @@ async function main(): Promise<void> {
     await client.connect();
     const versions = await client
       .query(
-        'select count(*)::int as rows, sum(octet_length(v.code))::bigint as bytes from tool_versions v join tools t on t.id = v.tool_id where t.name = $1',
+        "select count(*)::int as rows, sum(octet_length(v.definition))::bigint as bytes from server_entry_versions v join server_entries e on e.id = v.entry_id where e.kind = 'tool' and e.name = $1",
         ['t000'],
       )
       .finally(() => client.end());
     report(
-      `30 saves of one tool: save p50 ${percentile(churn, 50).toFixed(0)} ms on A, served by B after p50 ${percentile(servedOnB, 50).toFixed(0)} ms; tool_versions keeps ${versions.rows[0].rows} rows, ${(Number(versions.rows[0].bytes) / 1e6).toFixed(1)} MB`,
+      `30 saves of one tool: save p50 ${percentile(churn, 50).toFixed(0)} ms on A, served by B after p50 ${percentile(servedOnB, 50).toFixed(0)} ms; its history keeps ${versions.rows[0].rows} rows, ${(Number(versions.rows[0].bytes) / 1e6).toFixed(1)} MB`,
     );
 
     // BENCH_LISTER_LIMIT=default: the listers' server keeps the default rate

@@ -47,17 +47,14 @@ function writeBackup(file: string, backup: StoreBackup): void {
   const partial = `${file}.${process.pid}.partial`;
   writeFileSync(partial, `${JSON.stringify(backup)}\n`, { mode: 0o600, flag: 'wx' });
   renameSync(partial, file);
-  const { servers, tools, secrets } = backup.tables;
-  console.log(
-    `Backed up ${servers.length} server(s), ${tools.length} tool(s), ${secrets.length} secret(s) to ${file}`,
-  );
+  console.log(`Backed up ${contentsOf(backup)} to ${file}`);
   const generatedKey = join(config.dataDir, 'master.key');
   if (config.masterKey === undefined && existsSync(generatedKey)) {
     copyFileSync(generatedKey, `${file}.master.key`);
     console.log(
       `The generated master key is in ${file}.master.key: keep it apart from the backup (restore with --master-key-file).`,
     );
-  } else if (secrets.length > 0) {
+  } else if (backup.tables.secrets.length > 0) {
     console.log('Secrets are encrypted with MASTER_KEY: a restore needs the same MASTER_KEY.');
   }
 }
@@ -65,16 +62,20 @@ function writeBackup(file: string, backup: StoreBackup): void {
 /** The backup on stdout; everything said goes to stderr, so the output is the file. */
 function writeToStdout(backup: StoreBackup): void {
   process.stdout.write(`${JSON.stringify(backup)}\n`);
-  const { servers, tools, secrets } = backup.tables;
-  console.error(
-    `Backed up ${servers.length} server(s), ${tools.length} tool(s), ${secrets.length} secret(s) to stdout`,
-  );
+  console.error(`Backed up ${contentsOf(backup)} to stdout`);
   const generatedKey = join(config.dataDir, 'master.key');
   if (config.masterKey === undefined && existsSync(generatedKey)) {
     console.error(
       `The secrets need the generated master key ${generatedKey}: copy it too, and keep it apart from the backup (restore with MASTER_KEY or --master-key-file).`,
     );
-  } else if (secrets.length > 0) {
+  } else if (backup.tables.secrets.length > 0) {
     console.error('Secrets are encrypted with MASTER_KEY: a restore needs the same MASTER_KEY.');
   }
+}
+
+/** "2 server(s), 5 tool(s), 1 secret(s)": what a backup holds. */
+function contentsOf(backup: StoreBackup): string {
+  const { servers, server_entries: entries, secrets } = backup.tables;
+  const tools = entries.filter((row) => row.kind === 'tool').length;
+  return `${servers.length} server(s), ${tools} tool(s), ${secrets.length} secret(s)`;
 }

@@ -37,8 +37,8 @@ import {
 } from './permissions.js';
 import { openApiDocument } from './openapi.js';
 import { addServerRoutes } from './server-routes.js';
-import { addToolRoutes } from './tool-routes.js';
 import { addEntryRoutes } from './entry-routes.js';
+import { addRunRoutes } from './run-routes.js';
 import { addPoolRoutes } from './pool-routes.js';
 import { addInvocationRoutes } from './invocation-routes.js';
 import { addSecretRoutes } from './secret-routes.js';
@@ -70,8 +70,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<
 export function adminRoutes(context: AdminContext, token: AdminToken): AdminRouter {
   const api: AdminRouter = new Router<RouteRule, AdminRouteContext>();
   addServerRoutes(api, context);
-  addToolRoutes(api, context);
   addEntryRoutes(api, context);
+  addRunRoutes(api, context);
   addSecretRoutes(api, context);
   addInvocationRoutes(api, context);
   addPoolRoutes(api, context);

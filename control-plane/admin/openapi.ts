@@ -58,27 +58,7 @@ const OPERATIONS: Operation[] = [
     path: '/api/servers/{sub}',
     summary: 'Delete a server with its tools and secrets',
   },
-  { method: 'get', path: '/api/servers/{sub}/tools', summary: 'List tools' },
-  { method: 'get', path: '/api/servers/{sub}/tools/{name}', summary: 'One tool' },
-  {
-    method: 'put',
-    path: '/api/servers/{sub}/tools/{name}',
-    summary: 'Create or replace a tool (new version)',
-    body: ToolDefinitionBody,
-  },
-  { method: 'delete', path: '/api/servers/{sub}/tools/{name}', summary: 'Delete a tool' },
-  {
-    method: 'get',
-    path: '/api/servers/{sub}/tools/{name}/versions',
-    summary:
-      'Version history of a tool, newest first: the kept versions, and `retention` (how many are kept; older ones are pruned)',
-  },
-  {
-    method: 'post',
-    path: '/api/servers/{sub}/tools/{name}/rollback',
-    summary: 'Save an earlier version as the newest',
-    body: RollbackBody,
-  },
+  ...entryOperations(ENTRY_SPECS.tool, ToolDefinitionBody),
   {
     method: 'post',
     path: '/api/servers/{sub}/tools/{name}/invoke',
@@ -240,7 +220,7 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-/** The operations prompts and resources share (entry-routes.ts registers them for both). */
+/** The operations every kind of definition has (entry-routes.ts registers them for each). */
 function entryOperations(
   { plural, noun }: { plural: string; noun: string },
   body: z.ZodType,

@@ -10,18 +10,24 @@
  * them, refuses a backup written by a newer schema, checks that this process's
  * master key decrypts the backup's secrets before writing anything, and
  * writes everything in one transaction: it fails whole, loudly, or succeeds.
+ * A backup taken before tools became entries (migration 0013) has its tools
+ * moved as the migration moved the store's.
  */
 import { sql, type Kysely } from 'kysely';
 import { McphostError } from '../errors.js';
 import type { StoreDatabase } from './database-schema.js';
 import { storeMigrations } from './migrations/index.js';
 import { storeFailure, writeOperation, type StoreContext } from './store-context.js';
+import {
+  toolEntryRow,
+  toolEntryVersionRow,
+  type LegacyToolRow,
+  type LegacyToolVersionRow,
+} from './legacy-tool-rows.js';
 
 /** Tables in the order a restore inserts them (parents before children). */
 const TABLES = [
   'servers',
-  'tools',
-  'tool_versions',
   'secrets',
   'pool_settings',
   'server_entries',
@@ -125,13 +131,13 @@ export async function importBackup(
   );
   return {
     servers: checked.tables.servers.length,
-    tools: checked.tables.tools.length,
+    tools: checked.tables.server_entries.filter((row) => row.kind === 'tool').length,
     secrets: secrets.length,
   };
 }
 
 async function checkBackup(context: StoreContext, backup: unknown): Promise<StoreBackup> {
-  const candidate = backup as Partial<StoreBackup> | null;
+  const candidate = withToolsAsEntries(backup as Partial<StoreBackup> | null);
   if (
     candidate === null ||
     typeof candidate !== 'object' ||
@@ -163,4 +169,50 @@ async function appliedMigrations(db: Kysely<StoreDatabase>): Promise<string[]> {
     name: string;
   }>`select name from mcphost_migrations order by name`.execute(db);
   return rows.map((row) => row.name);
+}
+
+/** The migration after which tools are entries, and before which a backup holds `tools`. */
+const TOOLS_AS_ENTRIES = '0013-tools-as-entries';
+
+/**
+ * A backup taken before migration 0013, with its `tools` and `tool_versions`
+ * rows moved into `server_entries` and `server_entry_versions` as the
+ * migration moves a store's; any other backup as it is.
+ */
+function withToolsAsEntries(candidate: Partial<StoreBackup> | null): Partial<StoreBackup> | null {
+  if (
+    candidate === null ||
+    typeof candidate !== 'object' ||
+    !Array.isArray(candidate.migrations) ||
+    candidate.migrations.includes(TOOLS_AS_ENTRIES) ||
+    typeof candidate.tables !== 'object' ||
+    candidate.tables === null
+  ) {
+    return candidate;
+  }
+  const { tools, tool_versions: versions, ...tables } = candidate.tables as Record<string, unknown>;
+  if (!Array.isArray(tools) || !Array.isArray(versions)) return candidate;
+  const entries = Array.isArray(tables.server_entries) ? tables.server_entries : [];
+  const entryVersions = Array.isArray(tables.server_entry_versions)
+    ? tables.server_entry_versions
+    : [];
+  try {
+    return {
+      ...candidate,
+      tables: {
+        ...tables,
+        server_entries: [...entries, ...(tools as LegacyToolRow[]).map(toolEntryRow)],
+        server_entry_versions: [
+          ...entryVersions,
+          ...(versions as LegacyToolVersionRow[]).map(toolEntryVersionRow),
+        ],
+      } as StoreBackup['tables'],
+    };
+  } catch (error) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `the backup's tools cannot be read (a row of "tools" or "tool_versions" is malformed: ${error instanceof Error ? error.message : String(error)}); nothing was written`,
+      { cause: error },
+    );
+  }
 }

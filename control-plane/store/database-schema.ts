@@ -25,48 +25,6 @@ export interface ServersTable {
   updated_at: string;
 }
 
-export interface ToolsTable {
-  id: string;
-  server_id: string;
-  name: string;
-  description: string;
-  code: string;
-  /** JSON array of parameter declarations. */
-  parameters: string;
-  /** JSON array of secret names. */
-  secret_names: string;
-  /** JSON object {timeoutMs?, memoryMb?}. */
-  limits: string;
-  strict: number;
-  /** Tool metadata (migration 0005); null when the tool has none. */
-  title: string | null;
-  /** JSON object of MCP tool annotations. */
-  annotations: string | null;
-  /** JSON text of the inputSchema as written (instead of `parameters`). */
-  input_schema: string | null;
-  /** JSON text of the outputSchema as written. */
-  output_schema: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ToolVersionsTable {
-  tool_id: string;
-  version: number;
-  description: string;
-  code: string;
-  parameters: string;
-  secret_names: string;
-  limits: string;
-  strict: number;
-  title: string | null;
-  annotations: string | null;
-  input_schema: string | null;
-  output_schema: string | null;
-  saved_at: string;
-}
-
 export interface SecretsTable {
   server_id: string;
   name: string;
@@ -123,7 +81,7 @@ export interface InvocationRefusalsTable {
 export interface ServerEntriesTable {
   id: string;
   server_id: string;
-  /** 'prompt' or 'resource'. */
+  /** 'tool', 'prompt' or 'resource' (tools since migration 0013). */
   kind: string;
   name: string;
   /** JSON of the validated definition. */
@@ -268,8 +226,6 @@ export interface AuditLogTable {
 /** The whole database as Kysely types it. */
 export interface StoreDatabase {
   servers: ServersTable;
-  tools: ToolsTable;
-  tool_versions: ToolVersionsTable;
   secrets: SecretsTable;
   pool_settings: PoolSettingsTable;
   server_entries: ServerEntriesTable;

@@ -1,13 +1,14 @@
 /**
- * Prompts and resources of a server with their version history (see
- * entry-records.ts). Every save (a rollback too) validates the definition
- * with its kind's schema, writes the entry row and a snapshot in
- * server_entry_versions in one transaction, one version above the last, and
- * checks what spans entries: a static resource's URI is the server's only
- * one, a server's entries and static contents stay within their bounds, and
- * its definitions (tools too) within their budget (definition-budget.ts); the
- * history past its bounds is pruned (version-retention.ts). Every write names
- * the entry it changed, so caches reload that entry alone.
+ * Tools, prompts and resources of a server with their version history (see
+ * entry-records.ts): the one mechanism for every kind. Every save (a
+ * rollback too) validates the definition with its kind's schema, writes the
+ * entry row and a snapshot in server_entry_versions in one transaction, one
+ * version above the last, and checks what spans entries: a static resource's
+ * URI is the server's only one, a server's entries and static contents stay
+ * within their bounds, and its definitions within their budget
+ * (definition-budget.ts); the history past its bounds is pruned
+ * (version-retention.ts). Every write names the entry it changed, so caches
+ * reload that entry alone.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
@@ -41,8 +42,6 @@ import {
 import { missingVersion, pruneVersions } from './version-retention.js';
 
 type Db = Kysely<StoreDatabase> | Transaction<StoreDatabase>;
-
-const CHANGE_KIND = { prompt: 'prompts', resource: 'resources' } as const;
 
 /** A server's entries of one kind, ordered by name; ERR_NOT_FOUND if the server is absent. */
 export function listEntries<K extends EntryKind>(
@@ -96,7 +95,7 @@ export async function saveEntry<K extends EntryKind>(
   return writeOperation(
     context,
     `saving ${spec.noun} "${validName}" of server "${subdomain}"`,
-    { subdomain, kind: CHANGE_KIND[kind], name: validName },
+    { subdomain, kind: spec.plural, name: validName },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       return saveDefinition(context, trx, kind, { serverId, subdomain, name: validName }, valid);
@@ -111,11 +110,11 @@ export async function deleteEntry(
   subdomain: string,
   name: string,
 ): Promise<void> {
-  const { noun } = ENTRY_SPECS[kind];
+  const { noun, plural } = ENTRY_SPECS[kind];
   await writeOperation(
     context,
     `deleting ${noun} "${name}" of server "${subdomain}"`,
-    { subdomain, kind: CHANGE_KIND[kind], name },
+    { subdomain, kind: plural, name },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       const result = await trx
@@ -126,6 +125,14 @@ export async function deleteEntry(
         .executeTakeFirst();
       if (result.numDeletedRows === 0n)
         throw notFound(`${noun} "${name}" of server "${subdomain}"`);
+      // A tool's own pool (isolation "tool") is sized by name: a tool saved later starts afresh.
+      if (kind === 'tool') {
+        await trx
+          .deleteFrom('pool_settings')
+          .where('server_id', '=', serverId)
+          .where('tool_name', '=', name)
+          .execute();
+      }
     },
   );
 }
@@ -163,7 +170,7 @@ export function rollbackEntry<K extends EntryKind>(
   return writeOperation(
     context,
     `rolling back ${spec.noun} "${name}" of server "${subdomain}"`,
-    { subdomain, kind: CHANGE_KIND[kind], name },
+    { subdomain, kind: spec.plural, name },
     async (trx) => {
       const serverId = await requireServerId(trx, subdomain);
       const entry = await entryRow(trx, kind, subdomain, name);
@@ -248,7 +255,7 @@ async function saveDefinition<K extends EntryKind>(
     .insertInto('server_entry_versions')
     .values({ entry_id: id, version, definition: json, saved_at: now })
     .execute();
-  await pruneVersions(context, trx, { serverId: target.serverId, history: 'entry', itemId: id });
+  await pruneVersions(context, trx, { serverId: target.serverId, entryId: id });
   return {
     ...definition,
     subdomain: target.subdomain,
@@ -294,11 +301,7 @@ async function checkServerBounds(
       `a server holds at most ${MAX_ENTRIES_PER_KIND} ${plural}; delete one first`,
     );
   }
-  await checkDefinitionBudget(context, trx, target.serverId, {
-    table: 'server_entries',
-    id: existingId,
-    bytes,
-  });
+  await checkDefinitionBudget(context, trx, target.serverId, { id: existingId, bytes });
   if (resource === undefined) return;
   // Counted as a read sends them: text as a JSON string (a control character is 6 bytes), a blob in base64.
   const contents =

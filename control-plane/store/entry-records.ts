@@ -1,10 +1,17 @@
 /**
- * Prompts and resources are a server's *entries*: definitions kept by name
- * with a version history, saved and rolled back exactly as tools are. One
- * table pair holds both kinds (definition as JSON text, validated by the
- * kind's schema on every save), so versions and rollback are one mechanism.
+ * Tools, prompts and resources are a server's *entries*: definitions kept by
+ * name with a version history. One table pair holds every kind (definition
+ * as JSON text, validated by the kind's schema on every save), so saving,
+ * versions, rollback and the bounds on them are one mechanism
+ * (entry-queries.ts); what differs by kind is in ENTRY_SPECS.
  */
 import type { z } from 'zod';
+import {
+  toolDefinitionSchema,
+  toolNameSchema,
+  type ToolDefinition,
+  type ToolDefinitionInput,
+} from './records.js';
 import {
   promptDefinitionSchema,
   promptNameSchema,
@@ -18,10 +25,10 @@ import {
   type ResourceDefinitionInput,
 } from './resource-records.js';
 
-export type EntryKind = 'prompt' | 'resource';
-export const ENTRY_KINDS: readonly EntryKind[] = ['prompt', 'resource'];
+export type EntryKind = 'tool' | 'prompt' | 'resource';
+export const ENTRY_KINDS: readonly EntryKind[] = ['tool', 'prompt', 'resource'];
 
-/** The most entries of one kind a server may hold. */
+/** The most entries of one kind (tools, prompts, resources) a server may hold. */
 export const MAX_ENTRIES_PER_KIND = 1000;
 /**
  * The most resource templates a server may hold (of its resources): a read of
@@ -31,10 +38,12 @@ export const MAX_TEMPLATES_PER_SERVER = 100;
 
 /** A kind's definition as saved (defaults filled in) and as accepted. */
 export interface EntryDefinitions {
+  tool: ToolDefinition;
   prompt: PromptDefinition;
   resource: ResourceDefinition;
 }
 export interface EntryInputs {
+  tool: ToolDefinitionInput;
   prompt: PromptDefinitionInput;
   resource: ResourceDefinitionInput;
 }
@@ -42,20 +51,49 @@ export interface EntryInputs {
 /** How a kind is checked and named. */
 export interface EntrySpec<K extends EntryKind> {
   kind: K;
-  /** The word in messages and in the admin API's paths (`prompts`). */
+  /** The word in messages. */
   noun: string;
-  plural: string;
+  /** The admin API's path segment, and the kind of change the change feed announces. */
+  plural: 'tools' | 'prompts' | 'resources';
   name: z.ZodType<string>;
   definition: z.ZodType<EntryDefinitions[K], EntryInputs[K]>;
+  /**
+   * The code a definition holds, each compiled before a save. `field` names it
+   * where a definition may hold several (`arguments.1.complete.code`); a
+   * tool's one piece of code goes unnamed.
+   */
+  codeFields(definition: EntryDefinitions[K]): CodeField[];
+}
+
+/** One piece of code in a definition. */
+export interface CodeField {
+  field?: string;
+  code: string;
 }
 
 export const ENTRY_SPECS: { [K in EntryKind]: EntrySpec<K> } = {
+  tool: {
+    kind: 'tool',
+    noun: 'tool',
+    plural: 'tools',
+    name: toolNameSchema,
+    definition: toolDefinitionSchema,
+    codeFields: (tool) => [{ code: tool.code }],
+  },
   prompt: {
     kind: 'prompt',
     noun: 'prompt',
     plural: 'prompts',
     name: promptNameSchema,
     definition: promptDefinitionSchema,
+    codeFields: (prompt) => [
+      ...(prompt.code === undefined ? [] : [{ field: 'code', code: prompt.code }]),
+      ...prompt.arguments.flatMap((argument, index) =>
+        argument.complete !== undefined && 'code' in argument.complete
+          ? [{ field: `arguments.${index}.complete.code`, code: argument.complete.code }]
+          : [],
+      ),
+    ],
   },
   resource: {
     kind: 'resource',
@@ -63,6 +101,12 @@ export const ENTRY_SPECS: { [K in EntryKind]: EntrySpec<K> } = {
     plural: 'resources',
     name: resourceNameSchema,
     definition: resourceDefinitionSchema,
+    codeFields: (resource) => [
+      ...(resource.code === undefined ? [] : [{ field: 'code', code: resource.code }]),
+      ...Object.entries(resource.complete ?? {}).flatMap(([variable, source]) =>
+        'code' in source ? [{ field: `complete.${variable}.code`, code: source.code }] : [],
+      ),
+    ],
   },
 };
 

@@ -4,13 +4,7 @@
  * written.
  */
 import type { Selectable } from 'kysely';
-import type {
-  InvocationsTable,
-  PoolSettingsTable,
-  ServersTable,
-  ToolsTable,
-  ToolVersionsTable,
-} from './database-schema.js';
+import type { InvocationsTable, PoolSettingsTable, ServersTable } from './database-schema.js';
 import { DEFAULT_SERVER_TENANCY } from './records.js';
 import type {
   CodeKind,
@@ -18,9 +12,6 @@ import type {
   PoolSettingsRecord,
   ServerRecord,
   SecurityMode,
-  ToolDefinition,
-  ToolRecord,
-  ToolVersionRecord,
 } from './records.js';
 
 /** A servers row as a ServerRecord. */
@@ -40,88 +31,6 @@ export function serverFromRow(row: Selectable<ServersTable>): ServerRecord {
     active: row.active === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-  };
-}
-
-/** The definition columns shared by tools and tool_versions. */
-export type DefinitionColumns = Pick<
-  ToolsTable,
-  | 'description'
-  | 'code'
-  | 'parameters'
-  | 'secret_names'
-  | 'limits'
-  | 'strict'
-  | 'title'
-  | 'annotations'
-  | 'input_schema'
-  | 'output_schema'
->;
-
-/** A validated definition as columns. */
-export function definitionToColumns(definition: ToolDefinition): DefinitionColumns {
-  return {
-    description: definition.description,
-    code: definition.code,
-    parameters: JSON.stringify(definition.parameters),
-    secret_names: JSON.stringify(definition.secrets),
-    limits: JSON.stringify(definition.limits),
-    strict: definition.strict ? 1 : 0,
-    title: definition.title ?? null,
-    annotations: jsonOrNull(definition.annotations),
-    // JSON text keeps the schema as written: key order, $schema, $defs and all.
-    input_schema: jsonOrNull(definition.inputSchema),
-    output_schema: jsonOrNull(definition.outputSchema),
-  };
-}
-
-/**
- * Definition columns as a ToolDefinition. Metadata a tool does not have is
- * absent (not undefined), so a record reads back equal to what was saved.
- */
-export function definitionFromColumns(row: DefinitionColumns): ToolDefinition {
-  return {
-    ...(row.title === null ? {} : { title: row.title }),
-    description: row.description,
-    code: row.code,
-    parameters: JSON.parse(row.parameters),
-    ...(row.input_schema === null ? {} : { inputSchema: JSON.parse(row.input_schema) }),
-    ...(row.output_schema === null ? {} : { outputSchema: JSON.parse(row.output_schema) }),
-    ...(row.annotations === null ? {} : { annotations: JSON.parse(row.annotations) }),
-    secrets: JSON.parse(row.secret_names),
-    limits: JSON.parse(row.limits),
-    strict: row.strict === 1,
-  };
-}
-
-function jsonOrNull(value: object | undefined): string | null {
-  return value === undefined ? null : JSON.stringify(value);
-}
-
-/** A tools row (with its server's subdomain) as a ToolRecord. */
-export function toolFromRow(row: Selectable<ToolsTable> & { subdomain: string }): ToolRecord {
-  return {
-    subdomain: row.subdomain,
-    name: row.name,
-    ...definitionFromColumns(row),
-    version: row.version,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-/** A tool_versions row as a ToolVersionRecord. */
-export function toolVersionFromRow(
-  row: Selectable<ToolVersionsTable>,
-  subdomain: string,
-  name: string,
-): ToolVersionRecord {
-  return {
-    subdomain,
-    name,
-    ...definitionFromColumns(row),
-    version: row.version,
-    savedAt: row.saved_at,
   };
 }
 

@@ -65,7 +65,6 @@ import type {
 } from './session-records.js';
 import { storeFailure, type StoreContext } from './store-context.js';
 import { openStoreDatabase, type StoreDialectName } from './store-dialect.js';
-import * as tools from './tool-queries.js';
 import * as refusals from './refusal-queries.js';
 import type { RefusalCount, RefusalQuery, RefusalTotal } from './refusal-records.js';
 import type { VersionRetention } from './version-retention.js';
@@ -176,11 +175,12 @@ export interface Store {
   /** Deletes a server with its tools, versions, secrets and pool settings. */
   deleteServer(subdomain: string): Promise<void>;
 
+  // Tools are entries of kind 'tool' (entry-queries.ts): these read as the rest of the code speaks.
   /** The tools of a server, ordered by name. */
   listTools(subdomain: string): Promise<ToolRecord[]>;
   /** One tool, or undefined. */
   getTool(subdomain: string, name: string): Promise<ToolRecord | undefined>;
-  /** Creates or replaces a tool: version + 1 and a new tool_versions snapshot (older ones pruned). */
+  /** Creates or replaces a tool: version + 1 and a new snapshot in its history (older ones pruned). */
   saveTool(subdomain: string, name: string, definition: ToolDefinitionInput): Promise<ToolRecord>;
   /** Deletes a tool with its history and pool settings. */
   deleteTool(subdomain: string, name: string): Promise<void>;
@@ -189,7 +189,7 @@ export interface Store {
   /** Saves the snapshot of an old version as a new version. */
   rollbackTool(subdomain: string, name: string, version: number): Promise<ToolRecord>;
 
-  /** A server's prompts or resources, ordered by name. */
+  /** A server's entries of one kind, ordered by name. */
   listEntries<K extends EntryKind>(kind: K, subdomain: string): Promise<EntryRecord<K>[]>;
   /** One prompt or resource, or undefined. */
   getEntry<K extends EntryKind>(
@@ -431,13 +431,15 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     updateServerSettings: (subdomain, patch) =>
       servers.updateServerSettings(context, subdomain, patch),
     deleteServer: (subdomain) => servers.deleteServer(context, subdomain),
-    listTools: (subdomain) => tools.listTools(context, subdomain),
-    getTool: (subdomain, name) => tools.getTool(context, subdomain, name),
-    saveTool: (subdomain, name, definition) => tools.saveTool(context, subdomain, name, definition),
-    deleteTool: (subdomain, name) => tools.deleteTool(context, subdomain, name),
-    listToolVersions: (subdomain, name) => tools.listToolVersions(context, subdomain, name),
+    listTools: (subdomain) => entries.listEntries(context, 'tool', subdomain),
+    getTool: (subdomain, name) => entries.getEntry(context, 'tool', subdomain, name),
+    saveTool: (subdomain, name, definition) =>
+      entries.saveEntry(context, 'tool', subdomain, name, definition),
+    deleteTool: (subdomain, name) => entries.deleteEntry(context, 'tool', subdomain, name),
+    listToolVersions: (subdomain, name) =>
+      entries.listEntryVersions(context, 'tool', subdomain, name),
     rollbackTool: (subdomain, name, version) =>
-      tools.rollbackTool(context, subdomain, name, version),
+      entries.rollbackEntry(context, 'tool', subdomain, name, version),
     listEntries: (kind, subdomain) => entries.listEntries(context, kind, subdomain),
     getEntry: (kind, subdomain, name) => entries.getEntry(context, kind, subdomain, name),
     saveEntry: (kind, subdomain, name, definition) =>

@@ -7,17 +7,15 @@
  *   `maxBytes`, counted from the newest; the current version is always kept,
  *   even alone over `maxBytes`, and so are none older than the first that
  *   does not fit;
- * - the server's whole history (every version of every definition, in every
- *   history table) stays within `serverMaxBytes`: past it, the server's
+ * - the server's whole history (every version of every definition) stays
+ *   within `serverMaxBytes`: past it, the server's
  *   oldest versions by save time go first, never a current one.
- * Sizes are read from stored lengths (definition-budget.ts), not contents.
- * Tools and entries keep their histories in two tables; the HISTORIES table
- * below is the one place that knows it.
+ * Sizes are the stored lengths (`octet_length`, in SQLite and PostgreSQL
+ * alike), read without reading contents.
  */
-import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { McphostError } from '../errors.js';
 import type { StoreDatabase } from './database-schema.js';
-import { entryBytesSql, toolBytesSql } from './definition-budget.js';
 import type { StoreContext } from './store-context.js';
 
 /** How the store bounds the versions it keeps (what the admin API's version listings show). */
@@ -30,35 +28,13 @@ export interface VersionRetention {
   readonly serverMaxBytes: number;
 }
 
-/** Which history a definition's versions are in. */
-export type HistoryKind = 'tool' | 'entry';
+/** Bytes of the definition of the version row aliased `v`. */
+const VERSION_BYTES = sql<number>`octet_length(v.definition)`;
 
-interface HistoryTable {
-  /** The definitions (with `id`, `server_id`, `version`: the current one). */
-  items: 'tools' | 'server_entries';
-  /** Their versions (with `version`, `saved_at`). */
-  versions: 'tool_versions' | 'server_entry_versions';
-  /** The versions' column naming their definition. */
-  owner: 'tool_id' | 'entry_id';
-  /** Bytes of the version row aliased `v`. */
-  bytes: RawBuilder<number>;
-}
-
-const HISTORIES: Record<HistoryKind, HistoryTable> = {
-  tool: { items: 'tools', versions: 'tool_versions', owner: 'tool_id', bytes: toolBytesSql('v') },
-  entry: {
-    items: 'server_entries',
-    versions: 'server_entry_versions',
-    owner: 'entry_id',
-    bytes: entryBytesSql('v'),
-  },
-};
-
-/** The definition just saved: its server, its history and its row. */
+/** The definition just saved: its server and its row. */
 export interface SavedVersion {
   serverId: string;
-  history: HistoryKind;
-  itemId: string;
+  entryId: string;
 }
 
 /**
@@ -99,11 +75,10 @@ async function pruneDefinition(
   trx: Transaction<StoreDatabase>,
   saved: SavedVersion,
 ): Promise<void> {
-  const table = HISTORIES[saved.history];
   // Newest first: at most one row past what may be kept is read.
   const { rows } = await sql<{ version: number; bytes: number | string }>`
-    select v.version, ${table.bytes} as bytes from ${sql.table(table.versions)} v
-    where ${sql.ref(`v.${table.owner}`)} = ${saved.itemId}
+    select v.version, ${VERSION_BYTES} as bytes from server_entry_versions v
+    where v.entry_id = ${saved.entryId}
     order by v.version desc
     limit ${retention.versionsKept + 1}
   `.execute(trx);
@@ -112,7 +87,7 @@ async function pruneDefinition(
     const bytes = Number(row.bytes);
     const fits = index < retention.versionsKept && keptBytes + bytes <= retention.maxBytes;
     if (index > 0 && !fits) {
-      await deleteUpTo(trx, table, saved.itemId, row.version);
+      await deleteUpTo(trx, saved.entryId, row.version);
       return;
     }
     keptBytes += bytes;
@@ -124,65 +99,45 @@ async function pruneServer(
   trx: Transaction<StoreDatabase>,
   serverId: string,
 ): Promise<void> {
-  const totals = await Promise.all(
-    Object.values(HISTORIES).map(async (table) => {
-      const { rows } = await sql<{ bytes: number | string | null }>`
-        select sum(${table.bytes}) as bytes from ${sql.table(table.versions)} v
-        join ${sql.table(table.items)} i on i.id = ${sql.ref(`v.${table.owner}`)}
-        where i.server_id = ${serverId}
-      `.execute(trx);
-      return Number(rows[0]?.bytes ?? 0);
-    }),
-  );
-  let total = totals.reduce((sum, bytes) => sum + bytes, 0);
+  const { rows: sums } = await sql<{ bytes: number | string | null }>`
+    select sum(${VERSION_BYTES}) as bytes from server_entry_versions v
+    join server_entries i on i.id = v.entry_id
+    where i.server_id = ${serverId}
+  `.execute(trx);
+  let total = Number(sums[0]?.bytes ?? 0);
   if (total <= retention.serverMaxBytes) return;
 
   // Past the bound (rare: after a save that grew the history): the server's
   // versions that are not current, oldest first, until the rest fits.
-  const candidates = (
-    await Promise.all(
-      (Object.entries(HISTORIES) as [HistoryKind, HistoryTable][]).map(async ([kind, table]) => {
-        const { rows } = await sql<{
-          owner: string;
-          version: number;
-          bytes: number | string;
-          saved_at: string;
-        }>`
-          select ${sql.ref(`v.${table.owner}`)} as owner, v.version, ${table.bytes} as bytes, v.saved_at
-          from ${sql.table(table.versions)} v
-          join ${sql.table(table.items)} i on i.id = ${sql.ref(`v.${table.owner}`)}
-          where i.server_id = ${serverId} and v.version < i.version
-        `.execute(trx);
-        return rows.map((row) => ({ ...row, kind }));
-      }),
-    )
-  )
-    .flat()
-    .sort((a, b) =>
-      a.saved_at < b.saved_at ? -1 : a.saved_at > b.saved_at ? 1 : a.version - b.version,
-    );
+  const { rows: candidates } = await sql<{
+    entry_id: string;
+    version: number;
+    bytes: number | string;
+  }>`
+    select v.entry_id, v.version, ${VERSION_BYTES} as bytes
+    from server_entry_versions v
+    join server_entries i on i.id = v.entry_id
+    where i.server_id = ${serverId} and v.version < i.version
+    order by v.saved_at, v.version
+  `.execute(trx);
   // Within one definition older versions go first, so what goes is a prefix of its versions.
-  const upTo = new Map<string, { kind: HistoryKind; version: number }>();
+  const upTo = new Map<string, number>();
   for (const candidate of candidates) {
     if (total <= retention.serverMaxBytes) break;
     total -= Number(candidate.bytes);
-    const key = `${candidate.kind}:${candidate.owner}`;
-    const previous = upTo.get(key)?.version ?? 0;
-    upTo.set(key, { kind: candidate.kind, version: Math.max(previous, candidate.version) });
+    upTo.set(candidate.entry_id, Math.max(upTo.get(candidate.entry_id) ?? 0, candidate.version));
   }
-  for (const [key, { kind, version }] of upTo) {
-    await deleteUpTo(trx, HISTORIES[kind], key.slice(kind.length + 1), version);
-  }
+  for (const [entryId, version] of upTo) await deleteUpTo(trx, entryId, version);
 }
 
 async function deleteUpTo(
   trx: Transaction<StoreDatabase>,
-  table: HistoryTable,
-  itemId: string,
+  entryId: string,
   version: number,
 ): Promise<void> {
-  await sql`
-    delete from ${sql.table(table.versions)}
-    where ${sql.ref(table.owner)} = ${itemId} and version <= ${version}
-  `.execute(trx);
+  await trx
+    .deleteFrom('server_entry_versions')
+    .where('entry_id', '=', entryId)
+    .where('version', '<=', version)
+    .execute();
 }

@@ -195,9 +195,11 @@ describe('version history', () => {
     ]);
     expect(listed.body.retention).toMatchObject({ versionsKept: 5, maxBytes: 2 * MiB });
     const [{ id }] = storedRows(
-      "SELECT t.id FROM tools t JOIN servers s ON s.id = t.server_id WHERE s.subdomain = 'history' AND t.name = 'busy'",
+      "SELECT e.id FROM server_entries e JOIN servers s ON s.id = e.server_id WHERE s.subdomain = 'history' AND e.kind = 'tool' AND e.name = 'busy'",
     ) as [{ id: string }];
-    expect(storedRows('SELECT version FROM tool_versions WHERE tool_id = ?', id)).toHaveLength(5);
+    expect(
+      storedRows('SELECT version FROM server_entry_versions WHERE entry_id = ?', id),
+    ).toHaveLength(5);
 
     const pruned = await plane.admin('POST', '/api/servers/history/tools/busy/rollback', {
       version: 3,
@@ -221,7 +223,7 @@ describe('version history', () => {
     const listed = await plane.admin('GET', '/api/servers/heavy/tools/fat/versions');
     expect(listed.body.versions.map((v: { version: number }) => v.version)).toEqual([4, 3]);
     const [{ bytes }] = storedRows(
-      "SELECT sum(octet_length(v.code)) AS bytes FROM tool_versions v JOIN tools t ON t.id = v.tool_id WHERE t.name = 'fat'",
+      "SELECT sum(octet_length(v.definition)) AS bytes FROM server_entry_versions v JOIN server_entries e ON e.id = v.entry_id WHERE e.kind = 'tool' AND e.name = 'fat'",
     ) as [{ bytes: number }];
     expect(bytes).toBeLessThanOrEqual(2 * MiB);
   }, 120_000);

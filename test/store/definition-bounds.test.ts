@@ -42,17 +42,12 @@ for (const makeTarget of [sqliteTarget, postgresTarget]) {
     const versionsOf = async (sub: string, name: string) =>
       (await store.listToolVersions(sub, name)).map((version) => version.version);
     const historyBytes = async (sub: string) => {
-      const [tools] = await target.raw(
-        `SELECT coalesce(sum(octet_length(v.code)), 0) AS bytes FROM tool_versions v
-           JOIN tools t ON t.id = v.tool_id JOIN servers s ON s.id = t.server_id WHERE s.subdomain = ?`,
-        [sub],
-      );
       const [entries] = await target.raw(
         `SELECT coalesce(sum(octet_length(v.definition)), 0) AS bytes FROM server_entry_versions v
            JOIN server_entries e ON e.id = v.entry_id JOIN servers s ON s.id = e.server_id WHERE s.subdomain = ?`,
         [sub],
       );
-      return Number(tools!.bytes) + Number(entries!.bytes);
+      return Number(entries!.bytes);
     };
 
     beforeAll(async () => {
@@ -81,8 +76,8 @@ for (const makeTarget of [sqliteTarget, postgresTarget]) {
         (await store.listEntryVersions('prompt', sub, 'counted')).map((v) => v.version),
       ).toEqual([6, 5, 4]);
       const rows = await target.raw(
-        `SELECT v.version FROM tool_versions v JOIN tools t ON t.id = v.tool_id
-           JOIN servers s ON s.id = t.server_id WHERE s.subdomain = ?`,
+        `SELECT v.version FROM server_entry_versions v JOIN server_entries e ON e.id = v.entry_id
+           JOIN servers s ON s.id = e.server_id WHERE s.subdomain = ? AND e.kind = 'tool'`,
         [sub],
       );
       expect(rows).toHaveLength(3);
@@ -161,20 +156,26 @@ for (const makeTarget of [sqliteTarget, postgresTarget]) {
     });
 
     it.runIf(target.dialect === 'sqlite')(
-      'holds at most MAX_TOOLS_PER_SERVER tools, however small',
+      'holds at most MAX_ENTRIES_PER_KIND tools, however small',
       async () => {
-        const sub = await fresh();
-        for (let i = 0; i < 1000; i++) {
-          await store.saveTool(sub, `t${i}`, { description: '', code: 'return 1;' });
+        // A budget the thousand tools fit in: the count is what refuses the next.
+        const roomy = await target.open({ serverEntriesMaxBytes: 1024 * 1024 });
+        try {
+          const sub = await fresh();
+          for (let i = 0; i < 1000; i++) {
+            await roomy.saveTool(sub, `t${i}`, { description: '', code: 'return 1;' });
+          }
+          await expect(
+            roomy.saveTool(sub, 'one-more', { description: '', code: 'return 1;' }),
+          ).rejects.toMatchObject({
+            code: 'ERR_VALIDATION',
+            message: 'a server holds at most 1000 tools; delete one first',
+          });
+          // Saving one it has is no new tool.
+          await roomy.saveTool(sub, 't0', { description: 'again', code: 'return 1;' });
+        } finally {
+          await roomy.close();
         }
-        await expect(
-          store.saveTool(sub, 'one-more', { description: '', code: 'return 1;' }),
-        ).rejects.toMatchObject({
-          code: 'ERR_VALIDATION',
-          message: 'a server holds at most 1000 tools; delete one first',
-        });
-        // Saving one it has is no new tool.
-        await store.saveTool(sub, 't0', { description: 'again', code: 'return 1;' });
       },
       60_000,
     );

@@ -128,13 +128,13 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
         await store.putSecret(subdomain, 'API_KEY', 'k');
         await store.putPoolSettings(subdomain, 'add', { minWarm: 1, maxSize: 2 });
         await store.deleteServer(subdomain);
-        for (const table of ['tools', 'secrets', 'pool_settings']) {
+        for (const table of ['server_entries', 'secrets', 'pool_settings']) {
           expect(
             await target.raw(`SELECT * FROM ${table} WHERE server_id = ?`, [server.id]),
           ).toEqual([]);
         }
         const orphans = await target.raw(
-          'SELECT v.tool_id FROM tool_versions v LEFT JOIN tools t ON t.id = v.tool_id WHERE t.id IS NULL',
+          'SELECT v.entry_id FROM server_entry_versions v LEFT JOIN server_entries e ON e.id = v.entry_id WHERE e.id IS NULL',
         );
         expect(orphans).toEqual([]);
       });
@@ -264,14 +264,13 @@ export function defineStoreContract(makeTarget: () => StoreTarget): void {
         // Stored as the JSON text it arrived as: key order ($schema first) included.
         expect(JSON.stringify(read?.inputSchema)).toBe(JSON.stringify(inputSchema));
         const [row] = await target.raw(
-          'select input_schema, output_schema, title from tools where name = ? and server_id = (select id from servers where subdomain = ?)',
+          "select definition from server_entries where kind = 'tool' and name = ? and server_id = (select id from servers where subdomain = ?)",
           ['move', subdomain],
         );
-        expect(row).toEqual({
-          input_schema: JSON.stringify(inputSchema),
-          output_schema: JSON.stringify(outputSchema),
-          title: 'Move',
-        });
+        const stored = String(row!.definition);
+        expect(stored).toContain(`"inputSchema":${JSON.stringify(inputSchema)}`);
+        expect(stored).toContain(`"outputSchema":${JSON.stringify(outputSchema)}`);
+        expect(JSON.parse(stored)).toMatchObject({ title: 'Move' });
 
         // A version without metadata reads back without it (absent, not null).
         const plain = await store.saveTool(subdomain, 'move', sampleTool());

@@ -10,8 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Dialect } from 'kysely';
 import pg from 'pg';
 import { openStore, type Store, type StoreOptions } from '../../control-plane/store/index.js';
+import { storeMigrations } from '../../control-plane/store/migrations/index.js';
 
 export interface StoreTarget {
   readonly dialect: 'sqlite' | 'postgres';
@@ -23,13 +25,36 @@ export interface StoreTarget {
   open(options?: Partial<StoreOptions>): Promise<Store>;
   /** Runs SQL directly against the database (`?` placeholders for both dialects). */
   raw(statement: string, values?: unknown[]): Promise<Record<string, unknown>[]>;
-  /** Makes inserts into tool_versions fail when the description is 'explode'. */
+  /** Makes inserts into a definition's history fail when its description is 'explode'. */
   plantToolVersionFailure(): Promise<void>;
+  /** Brings the database to the schema of the store's migration `name` (an older mcphost's). */
+  migrateTo(name: string): Promise<void>;
   readonly dataDir: string;
 }
 
 /** A fixed 32-byte key for tests. */
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
+
+/** Runs the store's migrations up to `name` as the store runs them (same bookkeeping tables). */
+async function migrateWith(
+  dialect: Dialect,
+  name: StoreTarget['dialect'],
+  upTo: string,
+): Promise<void> {
+  const db = new Kysely<unknown>({ dialect });
+  try {
+    const migrator = new Migrator({
+      db,
+      provider: storeMigrations(name),
+      migrationTableName: 'mcphost_migrations',
+      migrationLockTableName: 'mcphost_migrations_lock',
+    });
+    const { error } = await migrator.migrateTo(upTo);
+    if (error !== undefined) throw error;
+  } finally {
+    await db.destroy();
+  }
+}
 
 function newDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'mcphost-store-test-'));
@@ -58,9 +83,14 @@ export function sqliteTarget(): StoreTarget {
         database.close();
       }
     },
+    async migrateTo(name) {
+      const database = new SqliteDatabase(path.join(dataDir, 'mcphost.db'));
+      database.pragma('foreign_keys = ON');
+      await migrateWith(new SqliteDialect({ database }), 'sqlite', name);
+    },
     async plantToolVersionFailure() {
       await this.raw(
-        `CREATE TRIGGER explode BEFORE INSERT ON tool_versions WHEN NEW.description = 'explode'
+        `CREATE TRIGGER explode BEFORE INSERT ON server_entry_versions WHEN NEW.definition LIKE '%"description":"explode"%'
          BEGIN SELECT RAISE(ABORT, 'planted failure'); END`,
       );
     },
@@ -129,12 +159,16 @@ export function postgresTarget(): StoreTarget {
       const numbered = statement.replace(/\?/g, () => `$${++index}`);
       return withPostgres(database, async (client) => (await client.query(numbered, values)).rows);
     },
+    async migrateTo(name) {
+      const pool = new pg.Pool({ connectionString: postgresUrl(database), max: 1 });
+      await migrateWith(new PostgresDialect({ pool }), 'postgres', name);
+    },
     async plantToolVersionFailure() {
       await this.raw(`CREATE FUNCTION explode() RETURNS trigger AS $$
-        BEGIN IF NEW.description = 'explode' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END
+        BEGIN IF NEW.definition LIKE '%"description":"explode"%' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END
         $$ LANGUAGE plpgsql`);
       await this.raw(
-        'CREATE TRIGGER explode BEFORE INSERT ON tool_versions FOR EACH ROW EXECUTE FUNCTION explode()',
+        'CREATE TRIGGER explode BEFORE INSERT ON server_entry_versions FOR EACH ROW EXECUTE FUNCTION explode()',
       );
     },
   };

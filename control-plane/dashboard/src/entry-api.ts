@@ -1,14 +1,18 @@
 /**
- * The admin API of a server's prompts and resources ("entries"): their
+ * The admin API of a server's tools, prompts and resources ("entries"): their
  * paths, and reading one that may not exist yet (a new name opens an empty
  * editor).
  */
 import { api, ApiError, segment } from './api.js';
 import type { EntryKind, EntryRecord } from '../../store/index.js';
 
-const PLURAL: Record<EntryKind, string> = { prompt: 'prompts', resource: 'resources' };
+const PLURAL: Record<EntryKind, string> = {
+  tool: 'tools',
+  prompt: 'prompts',
+  resource: 'resources',
+};
 
-/** `/api/servers/{sub}/prompts` or `/api/servers/{sub}/resources`, with `/{name}` when named. */
+/** `/api/servers/{sub}/tools` (or `/prompts`, `/resources`), with `/{name}` when named. */
 export function entryPath(subdomain: string, kind: EntryKind, name?: string): string {
   const base = `/api/servers/${segment(subdomain)}/${PLURAL[kind]}`;
   return name === undefined ? base : `${base}/${segment(name)}`;

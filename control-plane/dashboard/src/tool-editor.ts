@@ -8,7 +8,6 @@
  * Below: the test-run panel (a failed run's position marked in the code) and
  * the version history.
  */
-import { segment } from './api.js';
 import { createCodeEditor, type CodeEditor } from './code-editor.js';
 import { h, replaceChildren } from './dom.js';
 import { renderEditorPage } from './editor-page.js';
@@ -17,7 +16,7 @@ import { createHintsFields } from './hints-fields.js';
 import { fetchSecretNames, missingSecrets, missingSecretsNote } from './missing-secrets.js';
 import { createSchemaFields, type SchemaFields } from './schema-fields.js';
 import { renderTestRun } from './test-run.js';
-import { fetchTool } from './tools-tab.js';
+import { entryPath, entryRoute, fetchEntry } from './entry-api.js';
 import type { WithEffectiveLimits } from '../../admin/index.js';
 import type { ToolDefinitionInput, ToolRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
@@ -35,7 +34,9 @@ export async function renderToolEditor(
 ): Promise<void> {
   // GET answers a saved tool with the limits it runs with now (admin/limit-ceilings.ts).
   const [tool, secretNamesSet] = await Promise.all([
-    fetchTool(server.subdomain, name) as Promise<WithEffectiveLimits<ToolRecord> | undefined>,
+    fetchEntry(server.subdomain, 'tool', name) as Promise<
+      WithEffectiveLimits<ToolRecord> | undefined
+    >,
     fetchSecretNames(server.subdomain),
   ]);
 
@@ -90,8 +91,8 @@ export async function renderToolEditor(
     kind: 'tool',
     name,
     subdomain: server.subdomain,
-    path: `/api/servers/${segment(server.subdomain)}/tools/${segment(name)}`,
-    listRoute: `#/servers/${segment(server.subdomain)}/tools`,
+    path: entryPath(server.subdomain, 'tool', name),
+    listRoute: entryRoute(server.subdomain, 'tool'),
     record: tool,
     fields: [
       hints.title,

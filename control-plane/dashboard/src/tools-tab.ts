@@ -4,12 +4,11 @@
  * for those who may change them, a form to start a new one; with
  * a tool name in the URL it opens the editor instead.
  */
-import { api, ApiError, segment } from './api.js';
+import { entryRoute, listEntries } from './entry-api.js';
 import { formatTime, h, replaceChildren } from './dom.js';
 import { fetchSecretNames, missingSecrets, missingSecretsNote } from './missing-secrets.js';
 import { mayOperate } from './permissions.js';
 import { renderToolEditor } from './tool-editor.js';
-import type { ToolRecord } from '../../store/index.js';
 import type { ServerInfo } from './types.js';
 
 /** Renders the tool list, or the editor of `toolName`. */
@@ -22,8 +21,8 @@ export async function renderToolsTab(
     await renderToolEditor(panel, server, toolName);
     return;
   }
-  const [{ tools }, secretNames] = await Promise.all([
-    api<{ tools: ToolRecord[] }>('GET', `/api/servers/${segment(server.subdomain)}/tools`),
+  const [tools, secretNames] = await Promise.all([
+    listEntries(server.subdomain, 'tool'),
     fetchSecretNames(server.subdomain),
   ]);
   const newName = h('input', {
@@ -47,7 +46,7 @@ export async function renderToolsTab(
           error.textContent = `A tool named ${name} already exists; open it from the list.`;
           return;
         }
-        location.hash = `#/servers/${segment(server.subdomain)}/tools/${segment(name)}`;
+        location.hash = entryRoute(server.subdomain, 'tool', name);
       },
     },
     h('h2', { id: 'new-tool-heading' }, 'New tool'),
@@ -103,7 +102,7 @@ export async function renderToolsTab(
                     h(
                       'a',
                       {
-                        href: `#/servers/${segment(server.subdomain)}/tools/${segment(tool.name)}`,
+                        href: entryRoute(server.subdomain, 'tool', tool.name),
                       },
                       tool.name,
                     ),
@@ -130,18 +129,4 @@ export async function renderToolsTab(
 /** A note under a tool's name, in the warning colour; nothing for no note. */
 function warningOf(note: HTMLElement | null): HTMLElement | null {
   return note && h('div', { class: 'warnings' }, note);
-}
-
-/** The saved tool, or undefined when it does not exist yet. */
-export async function fetchTool(subdomain: string, name: string): Promise<ToolRecord | undefined> {
-  try {
-    return await api<ToolRecord>(
-      'GET',
-      `/api/servers/${segment(subdomain)}/tools/${segment(name)}`,
-    );
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404 && error.message.includes('tool'))
-      return undefined;
-    throw error;
-  }
 }

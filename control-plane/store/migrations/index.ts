@@ -15,6 +15,7 @@ import { mcpSessionsMigration } from './0007-mcp-sessions.js';
 import { accountsMigration } from './0008-accounts.js';
 import { invocationRetentionMigration } from './0011-invocation-retention.js';
 import { invocationProtocolMigration } from './0012-invocation-protocol.js';
+import { toolsAsEntriesMigration } from './0013-tools-as-entries.js';
 
 /** The migration provider for Kysely's Migrator, for one dialect. */
 export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
@@ -31,6 +32,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0008-accounts': accountsMigration(dialect),
         '0011-invocation-retention': invocationRetentionMigration,
         '0012-invocation-protocol': invocationProtocolMigration,
+        '0013-tools-as-entries': toolsAsEntriesMigration,
       };
     },
   };

@@ -1,0 +1,262 @@
+/**
+ * Migration 0013 moves every tool, with its kept versions, from `tools` and
+ * `tool_versions` into the entries every other definition uses: a store an
+ * older mcphost wrote reads back the same tools, histories, versions and
+ * times, keeps versioning and rolling them back, and a backup taken before
+ * the migration restores into a store after it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../control-plane/store/index.js';
+import { postgresTarget, sqliteTarget, type StoreTarget } from './store-targets.js';
+
+const BEFORE = '0012-invocation-protocol';
+const SERVER_ID = '00000000-0000-4000-8000-000000000001';
+const MOVE_ID = '00000000-0000-4000-8000-000000000002';
+const PLAIN_ID = '00000000-0000-4000-8000-000000000003';
+const inputSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  properties: { to: { type: 'string' } },
+};
+
+/** A tool's definition columns as an mcphost before 0013 wrote them. */
+function legacyColumns(description: string, withMetadata: boolean) {
+  return {
+    description,
+    code: `return "${description}";`,
+    parameters: '[]',
+    secret_names: '["API_KEY"]',
+    limits: '{"timeoutMs":5000}',
+    strict: withMetadata ? 1 : 0,
+    title: withMetadata ? 'Move' : null,
+    annotations: withMetadata ? '{"readOnlyHint":true}' : null,
+    input_schema: withMetadata ? JSON.stringify(inputSchema) : null,
+    output_schema: null,
+  };
+}
+
+async function insert(target: StoreTarget, table: string, row: Record<string, unknown>) {
+  const columns = Object.keys(row);
+  await target.raw(
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    Object.values(row),
+  );
+}
+
+/** What an older mcphost left: a server with two tools, one with a history of three. */
+async function writeOlderStore(target: StoreTarget): Promise<void> {
+  await target.migrateTo(BEFORE);
+  await insert(target, 'servers', {
+    id: SERVER_ID,
+    subdomain: 'older',
+    name: 'older',
+    security_mode: 'none',
+    oauth_required_scopes: '[]',
+    active: 1,
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  });
+  const tool = (id: string, name: string, version: number, withMetadata: boolean) => ({
+    id,
+    server_id: SERVER_ID,
+    name,
+    ...legacyColumns(`${name} v${version}`, withMetadata),
+    version,
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: `2026-01-0${version}T00:00:00.000Z`,
+  });
+  await insert(target, 'tools', tool(MOVE_ID, 'move', 3, true));
+  await insert(target, 'tools', tool(PLAIN_ID, 'plain', 1, false));
+  for (const version of [1, 2, 3]) {
+    await insert(target, 'tool_versions', {
+      tool_id: MOVE_ID,
+      version,
+      ...legacyColumns(`move v${version}`, version === 3),
+      saved_at: `2026-01-0${version}T00:00:00.000Z`,
+    });
+  }
+  await insert(target, 'tool_versions', {
+    tool_id: PLAIN_ID,
+    version: 1,
+    ...legacyColumns('plain v1', false),
+    saved_at: '2026-01-01T00:00:00.000Z',
+  });
+  await insert(target, 'pool_settings', {
+    server_id: SERVER_ID,
+    tool_name: 'plain',
+    min_warm: 1,
+    max_size: 2,
+    updated_at: '2026-01-01T00:00:00.000Z',
+  });
+}
+
+const expectedMove = {
+  subdomain: 'older',
+  name: 'move',
+  title: 'Move',
+  description: 'move v3',
+  code: 'return "move v3";',
+  parameters: [],
+  inputSchema,
+  annotations: { readOnlyHint: true },
+  secrets: ['API_KEY'],
+  limits: { timeoutMs: 5000 },
+  strict: true,
+  version: 3,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-03T00:00:00.000Z',
+};
+
+for (const makeTarget of [sqliteTarget, postgresTarget]) {
+  const target = makeTarget();
+
+  describe(`tools become entries on ${target.dialect}`, () => {
+    let store: Store;
+
+    beforeAll(async () => {
+      await target.setup();
+      await writeOlderStore(target);
+      store = await target.open();
+    });
+    afterAll(async () => {
+      await store?.close();
+      await target.teardown();
+    });
+
+    it('reads back every tool as it was, metadata absent where it had none', async () => {
+      expect(await store.getTool('older', 'move')).toEqual(expectedMove);
+      const plain = await store.getTool('older', 'plain');
+      expect(plain).toMatchObject({ description: 'plain v1', strict: false, version: 1 });
+      for (const key of ['title', 'annotations', 'inputSchema', 'outputSchema']) {
+        expect(plain).not.toHaveProperty(key);
+      }
+      expect((await store.listTools('older')).map((tool) => tool.name)).toEqual(['move', 'plain']);
+      // Key order of a schema as written is kept ($schema first).
+      expect(JSON.stringify((await store.getTool('older', 'move'))?.inputSchema)).toBe(
+        JSON.stringify(inputSchema),
+      );
+    });
+
+    it('keeps the history, which versions and rolls back as before', async () => {
+      const versions = await store.listToolVersions('older', 'move');
+      expect(
+        versions.map((version) => [version.version, version.description, version.savedAt]),
+      ).toEqual([
+        [3, 'move v3', '2026-01-03T00:00:00.000Z'],
+        [2, 'move v2', '2026-01-02T00:00:00.000Z'],
+        [1, 'move v1', '2026-01-01T00:00:00.000Z'],
+      ]);
+      const rolledBack = await store.rollbackTool('older', 'move', 1);
+      expect(rolledBack).toMatchObject({ version: 4, description: 'move v1' });
+      expect(rolledBack).not.toHaveProperty('title');
+      const saved = await store.saveTool('older', 'move', {
+        description: 'new',
+        code: 'return 1;',
+      });
+      expect(saved.version).toBe(5);
+    });
+
+    it('drops the old tables, and a tool deleted now takes its pool settings along', async () => {
+      const tables = await target.raw(
+        target.dialect === 'sqlite'
+          ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('tools', 'tool_versions')"
+          : "SELECT table_name FROM information_schema.tables WHERE table_name IN ('tools', 'tool_versions')",
+      );
+      expect(tables).toEqual([]);
+      expect(await store.getPoolSettings()).toHaveLength(1);
+      await store.deleteTool('older', 'plain');
+      expect(await store.getPoolSettings()).toEqual([]);
+    });
+  });
+}
+
+describe('a backup taken before tools became entries', () => {
+  const target = sqliteTarget();
+  let store: Store;
+
+  beforeAll(async () => {
+    await target.setup();
+    store = await target.open();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await target.teardown();
+  });
+
+  /** A backup as an mcphost before 0013 wrote it: the tools in their own tables. */
+  function olderBackup(toolRows: Record<string, unknown>[]) {
+    return {
+      format: 'mcphost-backup',
+      formatVersion: 1,
+      createdAt: '2026-01-04T00:00:00.000Z',
+      migrations: ['0001-initial', BEFORE],
+      tables: {
+        servers: [
+          {
+            id: SERVER_ID,
+            subdomain: 'older',
+            name: 'older',
+            security_mode: 'none',
+            oauth_server_url: null,
+            oauth_metadata: null,
+            oauth_audience: null,
+            oauth_required_scopes: '[]',
+            limits: '{}',
+            tenancy: '{}',
+            active: 1,
+            created_at: '2026-01-01T00:00:00.000Z',
+            updated_at: '2026-01-01T00:00:00.000Z',
+          },
+        ],
+        tools: toolRows,
+        tool_versions: [
+          {
+            tool_id: MOVE_ID,
+            version: 3,
+            ...legacyColumns('move v3', true),
+            saved_at: '2026-01-03T00:00:00.000Z',
+          },
+        ],
+        secrets: [],
+        pool_settings: [],
+        server_entries: [],
+        server_entry_versions: [],
+      },
+    };
+  }
+
+  it('restores its tools as entries', async () => {
+    const counts = await store.importBackup(
+      olderBackup([
+        {
+          id: MOVE_ID,
+          server_id: SERVER_ID,
+          name: 'move',
+          ...legacyColumns('move v3', true),
+          version: 3,
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-01-03T00:00:00.000Z',
+        },
+      ]),
+      { replace: false },
+    );
+    expect(counts).toEqual({ servers: 1, tools: 1, secrets: 0 });
+    expect(await store.getTool('older', 'move')).toEqual(expectedMove);
+    expect((await store.listToolVersions('older', 'move')).map((v) => v.version)).toEqual([3]);
+    // And a backup of it now is of the new shape.
+    const backup = await store.exportBackup();
+    expect(backup.tables).not.toHaveProperty('tools');
+    expect(backup.tables.server_entries).toHaveLength(1);
+  });
+
+  it('refuses one whose tool rows are malformed, writing nothing', async () => {
+    const broken = olderBackup([
+      { id: PLAIN_ID, server_id: SERVER_ID, name: 'x', parameters: '{' },
+    ]);
+    await expect(store.importBackup(broken, { replace: true })).rejects.toMatchObject({
+      code: 'ERR_VALIDATION',
+      message: expect.stringContaining('a row of "tools" or "tool_versions" is malformed'),
+    });
+    expect(await store.getTool('older', 'move')).toEqual(expectedMove);
+  });
+});
