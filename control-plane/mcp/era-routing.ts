@@ -18,7 +18,7 @@
  *
  * Everything else (batches, notifications, answers, retries carrying a
  * `requestState`, listen streams, `initialize`, any header with optional
- * whitespace) goes to the classifier. `test/control-plane/era-routing.unit.test.ts`
+ * whitespace) goes to the classifier. `test/control-plane/mcp/era-routing.unit.test.ts`
  * holds the fast verdicts to the classifier's on generated requests.
  */
 import type { IncomingMessage } from 'node:http';
