@@ -117,7 +117,7 @@ export function addServerRoutes(router: AdminRouter, context: AdminContext): voi
     await context.cache.settled();
     const tools = await store.listTools(server.subdomain);
     if (body.limits !== undefined) {
-      const clamped = await recordsAboveLimits(context, server, tools);
+      const clamped = await recordsAboveLimits(context, server);
       if (clamped.length > 0) {
         warnings.push(
           `${clamped.join(', ')} ask for more than the new limits: they run at the server's limits until saved within them`,
@@ -150,14 +150,8 @@ function viewOf(context: AdminContext, server: ServerRecord, toolCount: number) 
  * admin lowered them since): they stay as saved and run at the server's
  * limits (see limit-ceilings.ts), named as `tool "report"`.
  */
-async function recordsAboveLimits(
-  context: AdminContext,
-  server: ServerRecord,
-  tools: ToolRecord[],
-): Promise<string[]> {
-  const named: { noun: string; name: string; limits: ToolRecord['limits'] }[] = tools.map(
-    (tool) => ({ noun: 'tool', ...tool }),
-  );
+async function recordsAboveLimits(context: AdminContext, server: ServerRecord): Promise<string[]> {
+  const named: { noun: string; name: string; limits: ToolRecord['limits'] }[] = [];
   for (const kind of ENTRY_KINDS) {
     for (const entry of await context.store.listEntries(kind, server.subdomain)) {
       named.push({ noun: ENTRY_SPECS[kind].noun, name: entry.name, limits: entry.limits });

@@ -19,6 +19,7 @@ import type { StoreDatabase } from './database-schema.js';
 import { storeMigrations } from './migrations/index.js';
 import { storeFailure, writeOperation, type StoreContext } from './store-context.js';
 import {
+  MalformedToolRow,
   toolEntryRow,
   toolEntryVersionRow,
   type LegacyToolRow,
@@ -137,7 +138,12 @@ export async function importBackup(
 }
 
 async function checkBackup(context: StoreContext, backup: unknown): Promise<StoreBackup> {
-  const candidate = withToolsAsEntries(backup as Partial<StoreBackup> | null);
+  const candidate = backup as Partial<StoreBackup> | null;
+  const notABackup = () =>
+    new McphostError(
+      'ERR_VALIDATION',
+      'not an mcphost backup (format "mcphost-backup", version 1, with every table): nothing was written',
+    );
   if (
     candidate === null ||
     typeof candidate !== 'object' ||
@@ -145,13 +151,9 @@ async function checkBackup(context: StoreContext, backup: unknown): Promise<Stor
     candidate.formatVersion !== 1 ||
     !Array.isArray(candidate.migrations) ||
     typeof candidate.tables !== 'object' ||
-    candidate.tables === null ||
-    !TABLES.every((table) => Array.isArray(candidate.tables![table]))
+    candidate.tables === null
   ) {
-    throw new McphostError(
-      'ERR_VALIDATION',
-      'not an mcphost backup (format "mcphost-backup", version 1, with every table): nothing was written',
-    );
+    throw notABackup();
   }
   const known = Object.keys(await storeMigrations(context.dialect).getMigrations());
   const unknown = candidate.migrations.filter((name) => !known.includes(String(name)));
@@ -161,7 +163,12 @@ async function checkBackup(context: StoreContext, backup: unknown): Promise<Stor
       `the backup was taken from a newer mcphost (its schema has ${unknown.join(', ')}, which this version does not know): restore it with that version or newer; nothing was written`,
     );
   }
-  return candidate as StoreBackup;
+  const tables = withToolsAsEntries(
+    candidate.tables as Record<string, unknown>,
+    candidate.migrations.includes(TOOLS_AS_ENTRIES),
+  );
+  if (!TABLES.every((table) => Array.isArray(tables[table]))) throw notABackup();
+  return { ...candidate, tables } as StoreBackup;
 }
 
 async function appliedMigrations(db: Kysely<StoreDatabase>): Promise<string[]> {
@@ -175,43 +182,46 @@ async function appliedMigrations(db: Kysely<StoreDatabase>): Promise<string[]> {
 const TOOLS_AS_ENTRIES = '0013-tools-as-entries';
 
 /**
- * A backup taken before migration 0013, with its `tools` and `tool_versions`
- * rows moved into `server_entries` and `server_entry_versions` as the
- * migration moves a store's; any other backup as it is.
+ * The tables of a backup, those of one taken before migration 0013 with its
+ * `tools` and `tool_versions` rows moved into `server_entries` and
+ * `server_entry_versions` as the migration moves a store's. Each moved row
+ * is checked: a malformed one refuses the restore, naming it.
  */
-function withToolsAsEntries(candidate: Partial<StoreBackup> | null): Partial<StoreBackup> | null {
-  if (
-    candidate === null ||
-    typeof candidate !== 'object' ||
-    !Array.isArray(candidate.migrations) ||
-    candidate.migrations.includes(TOOLS_AS_ENTRIES) ||
-    typeof candidate.tables !== 'object' ||
-    candidate.tables === null
-  ) {
-    return candidate;
-  }
-  const { tools, tool_versions: versions, ...tables } = candidate.tables as Record<string, unknown>;
-  if (!Array.isArray(tools) || !Array.isArray(versions)) return candidate;
-  const entries = Array.isArray(tables.server_entries) ? tables.server_entries : [];
-  const entryVersions = Array.isArray(tables.server_entry_versions)
-    ? tables.server_entry_versions
-    : [];
-  try {
-    return {
-      ...candidate,
-      tables: {
-        ...tables,
-        server_entries: [...entries, ...(tools as LegacyToolRow[]).map(toolEntryRow)],
-        server_entry_versions: [
-          ...entryVersions,
-          ...(versions as LegacyToolVersionRow[]).map(toolEntryVersionRow),
-        ],
-      } as StoreBackup['tables'],
-    };
-  } catch (error) {
+function withToolsAsEntries(
+  tables: Record<string, unknown>,
+  toolsAreEntries: boolean,
+): Record<string, unknown> {
+  const { tools, tool_versions: versions, ...rest } = tables;
+  if (toolsAreEntries) {
+    if (tools === undefined && versions === undefined) return tables;
     throw new McphostError(
       'ERR_VALIDATION',
-      `the backup's tools cannot be read (a row of "tools" or "tool_versions" is malformed: ${error instanceof Error ? error.message : String(error)}); nothing was written`,
+      'the backup holds "tools" or "tool_versions", which its schema (with 0013-tools-as-entries) does not have: nothing was written',
+    );
+  }
+  if (!Array.isArray(tools) || !Array.isArray(versions)) {
+    throw new McphostError(
+      'ERR_VALIDATION',
+      'the backup was taken before tools became entries (0013-tools-as-entries) but lacks the "tools" or "tool_versions" table: nothing was written',
+    );
+  }
+  try {
+    return {
+      ...rest,
+      server_entries: [
+        ...(Array.isArray(rest.server_entries) ? rest.server_entries : []),
+        ...(tools as LegacyToolRow[]).map(toolEntryRow),
+      ],
+      server_entry_versions: [
+        ...(Array.isArray(rest.server_entry_versions) ? rest.server_entry_versions : []),
+        ...(versions as LegacyToolVersionRow[]).map(toolEntryVersionRow),
+      ],
+    };
+  } catch (error) {
+    if (!(error instanceof MalformedToolRow)) throw error;
+    throw new McphostError(
+      'ERR_VALIDATION',
+      `the backup's tools cannot be read (${error.message}): nothing was written`,
       { cause: error },
     );
   }

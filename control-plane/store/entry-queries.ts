@@ -257,9 +257,9 @@ async function saveDefinition<K extends EntryKind>(
     .execute();
   await pruneVersions(context, trx, { serverId: target.serverId, entryId: id });
   return {
-    ...definition,
     subdomain: target.subdomain,
     name: target.name,
+    ...definition,
     version,
     createdAt,
     updatedAt: now,
@@ -295,7 +295,8 @@ async function checkServerBounds(
       eb.fn.count<number>('uri_template').as('templates'),
     ])
     .executeTakeFirstOrThrow();
-  if (Number(totals.sameKind) >= MAX_ENTRIES_PER_KIND) {
+  // Only a new entry counts: a server over the bound (from before it) still updates what it has.
+  if (existingId === undefined && Number(totals.sameKind) >= MAX_ENTRIES_PER_KIND) {
     throw new McphostError(
       'ERR_VALIDATION',
       `a server holds at most ${MAX_ENTRIES_PER_KIND} ${plural}; delete one first`,
@@ -352,14 +353,15 @@ async function entryRow(
 }
 
 // Rows are trusted: they were validated when written. Absent optional fields stay absent.
+// The record's names come first, then its definition, as every kind's answers read.
 function entryFromRow<K extends EntryKind>(
   row: Selectable<ServerEntriesTable>,
   subdomain: string,
 ): EntryRecord<K> {
   return {
-    ...(JSON.parse(row.definition) as EntryDefinitions[K]),
     subdomain,
     name: row.name,
+    ...(JSON.parse(row.definition) as EntryDefinitions[K]),
     version: row.version,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -372,9 +374,9 @@ function versionFromRow<K extends EntryKind>(
   name: string,
 ): EntryVersionRecord<K> {
   return {
-    ...(JSON.parse(row.definition) as EntryDefinitions[K]),
     subdomain,
     name,
+    ...(JSON.parse(row.definition) as EntryDefinitions[K]),
     version: row.version,
     savedAt: row.saved_at,
   } as EntryVersionRecord<K>;

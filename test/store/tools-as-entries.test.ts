@@ -255,8 +255,82 @@ describe('a backup taken before tools became entries', () => {
     ]);
     await expect(store.importBackup(broken, { replace: true })).rejects.toMatchObject({
       code: 'ERR_VALIDATION',
-      message: expect.stringContaining('a row of "tools" or "tool_versions" is malformed'),
+      message: expect.stringContaining(
+        `the backup's tools cannot be read (tool ${PLAIN_ID} ("x"): description`,
+      ),
     });
     expect(await store.getTool('older', 'move')).toEqual(expectedMove);
+  });
+});
+
+describe('a move that fails on SQLite, and a server over the bound from before', () => {
+  const target = sqliteTarget();
+  const ids = Array.from(
+    { length: 1001 },
+    (_, index) => `10000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
+  );
+  const broken = ids[700]!;
+
+  beforeAll(async () => {
+    await target.setup();
+    await target.migrateTo(BEFORE);
+    await insert(target, 'servers', {
+      id: SERVER_ID,
+      subdomain: 'crowded',
+      name: 'crowded',
+      security_mode: 'none',
+      oauth_required_scopes: '[]',
+      active: 1,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    });
+    // 1,001 tools: more than a server may hold now, as a store from before the bound could.
+    const rows = ids.map((id, index) => ({
+      id,
+      server_id: SERVER_ID,
+      name: `t${index}`,
+      ...legacyColumns(`t${index}`, false),
+      ...(id === broken ? { parameters: '{' } : {}),
+      version: 1,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    }));
+    const columns = Object.keys(rows[0]!);
+    await target.raw(
+      `INSERT INTO tools (${columns.join(', ')}) VALUES ${rows.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ')}`,
+      rows.flatMap((row) => Object.values(row)),
+    );
+  });
+  afterAll(async () => {
+    await target.teardown();
+  });
+
+  it('changes nothing when a row cannot be moved, names it, and moves all once it is mended', async () => {
+    await expect(target.open()).rejects.toMatchObject({
+      code: 'ERR_STORE',
+      message: expect.stringContaining(`tool ${broken} ("t700"): parameters is not JSON text`),
+    });
+    expect(await target.raw("SELECT id FROM server_entries WHERE kind = 'tool'")).toEqual([]);
+    expect(await target.raw('SELECT count(*) AS n FROM tools')).toEqual([{ n: 1001 }]);
+
+    await target.raw('UPDATE tools SET parameters = ? WHERE id = ?', ['[]', broken]);
+    const store = await target.open();
+    try {
+      expect(await store.listTools('crowded')).toHaveLength(1001);
+      // Over the bound, it still updates and rolls back what it has, and takes no new tool.
+      expect(
+        (await store.saveTool('crowded', 't0', { description: 'again', code: 'return 2;' }))
+          .version,
+      ).toBe(2);
+      expect((await store.rollbackTool('crowded', 't0', 2)).version).toBe(3);
+      await expect(
+        store.saveTool('crowded', 'one-more', { description: '', code: 'return 1;' }),
+      ).rejects.toMatchObject({
+        code: 'ERR_VALIDATION',
+        message: expect.stringContaining('at most 1000 tools'),
+      });
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -5,19 +5,25 @@
  * `server_entry_versions`. Every tool and every kept version moves with its
  * id, version numbers and times; `tools` and `tool_versions` are dropped.
  * Pool settings name a tool by name and stay as they are.
+ *
+ * All or nothing on both databases: Kysely runs a PostgreSQL migration in a
+ * transaction but not a SQLite one, so this one opens its own there. And it
+ * may run again after a failure: the tool entries a failed run could have
+ * left (none exist before it) are removed first. A replica of the previous
+ * version still running against PostgreSQL waits on the tables' lock and then
+ * fails loudly, rather than writing a tool into a table about to go.
  */
-import type { Kysely, Migration } from 'kysely';
+import { sql, type Kysely, type Migration, type Transaction } from 'kysely';
 import {
   toolEntryRow,
   toolEntryVersionRow,
   type LegacyToolRow,
   type LegacyToolVersionRow,
 } from '../legacy-tool-rows.js';
+import type { StoreDialectName } from '../store-dialect.js';
 
-/** Tools moved per round: their versions are read together, so a round stays small. */
-const TOOLS_PER_ROUND = 100;
-/** Rows per INSERT, well within SQLite's and PostgreSQL's bound on parameters. */
-const ROWS_PER_INSERT = 200;
+/** Rows read per round: a round holds at most this many definitions in memory. */
+const ROWS_PER_ROUND = 200;
 
 /** The tables this migration reads and writes, as they are when it runs. */
 interface MovingTables {
@@ -27,43 +33,65 @@ interface MovingTables {
   server_entry_versions: ReturnType<typeof toolEntryVersionRow>;
 }
 
-export const toolsAsEntriesMigration: Migration = {
-  async up(schemaless: Kysely<unknown>): Promise<void> {
-    const db = schemaless as Kysely<MovingTables>;
-    let after = '';
-    for (;;) {
-      const tools = await db
-        .selectFrom('tools')
-        .selectAll()
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(TOOLS_PER_ROUND)
-        .execute();
-      if (tools.length === 0) break;
-      after = tools[tools.length - 1]!.id;
-      for (const rows of chunks(tools.map(toolEntryRow))) {
-        await db.insertInto('server_entries').values(rows).execute();
-      }
-      const versions = await db
-        .selectFrom('tool_versions')
-        .selectAll()
-        .where(
-          'tool_id',
-          'in',
-          tools.map((tool) => tool.id),
-        )
-        .execute();
-      for (const rows of chunks(versions.map(toolEntryVersionRow))) {
-        await db.insertInto('server_entry_versions').values(rows).execute();
-      }
-    }
-    await db.schema.dropTable('tool_versions').execute();
-    await db.schema.dropTable('tools').execute();
-  },
-};
+/** Builds the migration for one dialect (only PostgreSQL has other writers to lock out). */
+export function toolsAsEntriesMigration(dialect: StoreDialectName): Migration {
+  return {
+    async up(schemaless: Kysely<unknown>): Promise<void> {
+      const db = schemaless as Kysely<MovingTables>;
+      const move = (trx: Transaction<MovingTables>) => moveTools(trx, dialect);
+      if (db.isTransaction) await move(db as Transaction<MovingTables>);
+      else await db.transaction().execute(move);
+    },
+  };
+}
 
-function* chunks<T>(rows: T[]): Generator<T[]> {
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    yield rows.slice(start, start + ROWS_PER_INSERT);
+async function moveTools(trx: Transaction<MovingTables>, dialect: StoreDialectName): Promise<void> {
+  // SQLite has one writer at a time: its transaction already keeps the others out.
+  if (dialect === 'postgres') {
+    await sql`lock table tools, tool_versions in exclusive mode`.execute(trx);
   }
+  await trx.deleteFrom('server_entries').where('kind', '=', 'tool').execute();
+
+  let after: string | undefined;
+  for (;;) {
+    const tools = await trx
+      .selectFrom('tools')
+      .selectAll()
+      .$if(after !== undefined, (query) => query.where('id', '>', after!))
+      .orderBy('id')
+      .limit(ROWS_PER_ROUND)
+      .execute();
+    if (tools.length === 0) break;
+    after = tools[tools.length - 1]!.id;
+    await trx.insertInto('server_entries').values(tools.map(toolEntryRow)).execute();
+  }
+
+  // Versions apart, by their key: a tool's history may be long (older stores did not bound it).
+  let last: { toolId: string; version: number } | undefined;
+  for (;;) {
+    const versions = await trx
+      .selectFrom('tool_versions')
+      .selectAll()
+      .$if(last !== undefined, (query) =>
+        query.where((eb) =>
+          eb.or([
+            eb('tool_id', '>', last!.toolId),
+            eb.and([eb('tool_id', '=', last!.toolId), eb('version', '>', last!.version)]),
+          ]),
+        ),
+      )
+      .orderBy('tool_id')
+      .orderBy('version')
+      .limit(ROWS_PER_ROUND)
+      .execute();
+    if (versions.length === 0) break;
+    const end = versions[versions.length - 1]!;
+    last = { toolId: end.tool_id, version: end.version };
+    await trx
+      .insertInto('server_entry_versions')
+      .values(versions.map(toolEntryVersionRow))
+      .execute();
+  }
+  await trx.schema.dropTable('tool_versions').execute();
+  await trx.schema.dropTable('tools').execute();
 }

@@ -32,7 +32,7 @@ export function storeMigrations(dialect: StoreDialectName): MigrationProvider {
         '0008-accounts': accountsMigration(dialect),
         '0011-invocation-retention': invocationRetentionMigration,
         '0012-invocation-protocol': invocationProtocolMigration,
-        '0013-tools-as-entries': toolsAsEntriesMigration,
+        '0013-tools-as-entries': toolsAsEntriesMigration(dialect),
       };
     },
   };

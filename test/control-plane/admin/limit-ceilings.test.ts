@@ -141,7 +141,9 @@ describe('an admin lowering a server below its saved tools', () => {
       limits: { memoryMb: 64, timeoutMs: 4000 },
     });
     expect(lowered.status).toBe(200);
-    expect(lowered.body.warnings.join(' ')).toMatch(/big.*run at the server's limits/);
+    expect(lowered.body.warnings).toContain(
+      'tool "big" ask for more than the new limits: they run at the server\'s limits until saved within them',
+    );
 
     const view = await asOperator('GET', '/api/servers/lowered/tools/big');
     expect(view.body.limits).toEqual({ memoryMb: 200, timeoutMs: 20_000 });

@@ -220,7 +220,9 @@ describe('schema checks shared fairly between servers (issue 28, finding 4)', ()
     const database = new SqliteDatabase(join(plane.dataDir, SQLITE_FILE_NAME));
     try {
       database
-        .prepare("UPDATE tools SET input_schema = ? WHERE name = 'nested'")
+        .prepare(
+          "UPDATE server_entries SET definition = json_set(definition, '$.inputSchema', json(?)) WHERE kind = 'tool' AND name = 'nested'",
+        )
         .run(JSON.stringify(EXPONENTIAL));
     } finally {
       database.close();

@@ -353,8 +353,14 @@ describe('a control plane with a hostile server', () => {
     const database = new SqliteDatabase(join(plane.dataDir, SQLITE_FILE_NAME));
     try {
       const text = JSON.stringify(EXPONENTIAL);
-      database.prepare("UPDATE tools SET input_schema = ? WHERE name = 'nested_input'").run(text);
-      database.prepare("UPDATE tools SET output_schema = ? WHERE name = 'nested_output'").run(text);
+      const write = (field: string, name: string) =>
+        database
+          .prepare(
+            `UPDATE server_entries SET definition = json_set(definition, '$.${field}', json(?)) WHERE kind = 'tool' AND name = ?`,
+          )
+          .run(text, name);
+      write('inputSchema', 'nested_input');
+      write('outputSchema', 'nested_output');
     } finally {
       database.close();
     }
