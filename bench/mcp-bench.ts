@@ -58,7 +58,16 @@ export interface McpBenchFigures {
   /** Warm calls to a server in API-key mode against the same tool in mode "none", alternated. */
   apiKey: { p50Ms: number; noneP50Ms: number; ratio: number };
   /** Warm modern-era (2026-07-28) calls against legacy-session ones of the same tool, alternated. */
-  modern: { p50Ms: number; legacyP50Ms: number; ratio: number; floorRatio: number };
+  modern: {
+    p50Ms: number;
+    legacyP50Ms: number;
+    ratio: number;
+    /** Modern against legacy, round by round. */
+    paired: PairedRatio;
+    /** A second legacy session against the first, round by round: the noise. */
+    sameCallPaired: PairedRatio;
+    floorRatio: number;
+  };
   newServerCall: { samples: number; p50Ms: number };
   /** 32-client throughput by recycling setting, and the default's ratio to "off". */
   recycling: {
@@ -138,25 +147,66 @@ async function timed(
 }
 
 /**
- * Two kinds of call compared in alternated rounds, the order swapped every
- * round (A B, B A, …): a drift of the machine, or the warmth one kind leaves
- * for the next, falls on both alike. Each round starts with a few unmeasured
- * calls of its kind.
+ * Kinds of call compared in alternated rounds, the order reversed every
+ * round (A B, B A, … or A B C, C B A, …): a drift of the machine, or the
+ * warmth one kind leaves for the next, falls on all alike. Each round starts
+ * with a few unmeasured calls of its kind. The times of each kind, by round.
  */
+async function alternatedRounds(
+  kinds: (() => Promise<void>)[],
+  rounds: number,
+  callsPerRound: number,
+): Promise<number[][][]> {
+  const times: number[][][] = kinds.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    const order = kinds.map((_, index) => index);
+    if (round % 2 === 1) order.reverse();
+    for (const index of order) {
+      times[index]!.push(await timed(kinds[index]!, callsPerRound, 20));
+    }
+  }
+  return times;
+}
+
+/** Two kinds alternated as above; every call's time of each, the rounds pooled. */
 async function alternated(
   a: () => Promise<void>,
   b: () => Promise<void>,
   rounds: number,
   callsPerRound: number,
 ): Promise<[number[], number[]]> {
-  const times: [number[], number[]] = [[], []];
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? [0, 1] : [1, 0];
-    for (const index of order) {
-      times[index]!.push(...(await timed(index === 0 ? a : b, callsPerRound, 20)));
-    }
-  }
-  return times;
+  const [first, second] = await alternatedRounds([a, b], rounds, callsPerRound);
+  return [first!.flat(), second!.flat()];
+}
+
+/**
+ * The ratio of `a` to `b` in each round (p50 over p50), as the median over
+ * the rounds and its range: rounds pair the two kinds on the same moment of
+ * the machine, so a drift between rounds does not enter a ratio.
+ */
+function pairedRatio(a: number[][], b: number[][]): PairedRatio {
+  const ratios = a.map((round, index) => percentile(round, 50) / percentile(b[index]!, 50));
+  const sorted = [...ratios].sort((x, y) => x - y);
+  return {
+    median: percentile(ratios, 50),
+    low: sorted[0]!,
+    high: sorted[sorted.length - 1]!,
+    fasterRounds: ratios.filter((ratio) => ratio < 1).length,
+    rounds: ratios.length,
+  };
+}
+
+/** A per-round ratio's median, range, and the rounds in which `a` was the faster. */
+export interface PairedRatio {
+  median: number;
+  low: number;
+  high: number;
+  fasterRounds: number;
+  rounds: number;
+}
+
+function describePaired(ratio: PairedRatio): string {
+  return `median ${ratio.median.toFixed(3)}× (rounds ${ratio.low.toFixed(2)}–${ratio.high.toFixed(2)}, faster in ${ratio.fasterRounds} of ${ratio.rounds})`;
 }
 
 /** A trivial JSON server on loopback: the HTTP part of the floor. */
@@ -242,23 +292,37 @@ async function measureApiKeyMode(
 /**
  * What the modern era costs a warm call against a legacy session: the same
  * tool, called in rounds alternated between a modern client (no session;
- * `_meta` and standard headers on every request) and the session.
+ * `_meta` and standard headers on every request), the session, and a second
+ * legacy session. The second session against the first is the same call
+ * against itself: how far apart two identical kinds come out on this
+ * machine, the noise the modern ratio is read against.
  */
 async function measureModernEra(
   legacy: RawMcpSession,
   modern: RawModernClient,
+  url: string,
+  host: string,
   floorP50Ms: number,
 ): Promise<McpBenchFigures['modern']> {
+  const twin = new RawMcpSession(url, host);
+  await twin.open();
   await timed(() => modern.call('trivial'), WARM_SAMPLES, WARM_UP);
-  const [modernCalls, legacyCalls] = await alternated(
-    () => modern.call('trivial'),
-    () => legacy.call('trivial'),
+  await timed(() => twin.call('trivial'), WARM_SAMPLES, WARM_UP);
+  const [modernRounds, legacyRounds, twinRounds] = await alternatedRounds(
+    [() => modern.call('trivial'), () => legacy.call('trivial'), () => twin.call('trivial')],
     AB_ROUNDS,
     AB_ROUND_CALLS,
   );
-  const p50Ms = percentile(modernCalls, 50);
-  const legacyP50Ms = percentile(legacyCalls, 50);
-  return { p50Ms, legacyP50Ms, ratio: p50Ms / legacyP50Ms, floorRatio: p50Ms / floorP50Ms };
+  const p50Ms = percentile(modernRounds!.flat(), 50);
+  const legacyP50Ms = percentile(legacyRounds!.flat(), 50);
+  return {
+    p50Ms,
+    legacyP50Ms,
+    ratio: p50Ms / legacyP50Ms,
+    paired: pairedRatio(modernRounds!, legacyRounds!),
+    sameCallPaired: pairedRatio(twinRounds!, legacyRounds!),
+    floorRatio: p50Ms / floorP50Ms,
+  };
 }
 
 async function saveTool(plane: TestControlPlane, server: string, name: string): Promise<void> {
@@ -588,9 +652,18 @@ export async function runMcpBench(report: (line: string) => void): Promise<McpBe
       `warm tools/call  p50 ${warmFigures.p50Ms.toFixed(3)} ms  p99 ${warmFigures.p99Ms.toFixed(3)} ms  | floor p50 ${floorP50.toFixed(3)} ms (HTTP ${warmFigures.httpP50Ms.toFixed(3)} + stdio ${warmFigures.stdioP50Ms.toFixed(3)})  ratio ${warmFigures.ratioP50.toFixed(2)}× (target ≤ 2×)`,
     );
 
-    const modern = await measureModernEra(session, new RawModernClient(url, host), floorP50);
+    const modern = await measureModernEra(
+      session,
+      new RawModernClient(url, host),
+      url,
+      host,
+      floorP50,
+    );
     report(
       `warm tools/call, modern era (2026-07-28)  p50 ${modern.p50Ms.toFixed(3)} ms vs legacy session ${modern.legacyP50Ms.toFixed(3)} ms = ${modern.ratio.toFixed(2)}× (alternated rounds; target ≤ 1×) | ${modern.floorRatio.toFixed(2)}× the floor`,
+    );
+    report(
+      `  per round: modern/legacy ${describePaired(modern.paired)}; the same call against itself (a second legacy session) ${describePaired(modern.sameCallPaired)}`,
     );
 
     const apiKey = await measureApiKeyMode(plane, session, url);
