@@ -28,7 +28,7 @@ import {
   type InputRequiredResult,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { CallingClientInfo } from '../../src/protocol/index.js';
+import type { CallingClientInfo, ClientOperation } from '../../src/protocol/index.js';
 import { McphostError } from '../errors.js';
 import { jsonBytesAtMost } from '../json-size.js';
 import { MAX_CLIENT_DECLARATION_BYTES } from './client-declarations.js';
@@ -42,7 +42,7 @@ import {
   sendProgress,
   type RoundOutlet,
 } from './input-exchange.js';
-import type { LogEntry } from '../sandbox/index.js';
+import type { LogEntry, ProgressUpdate } from '../sandbox/index.js';
 import type { ParkedCall, ParkedCalls } from './parked-calls.js';
 import { scopeOf } from './request-scope.js';
 import {
@@ -92,10 +92,8 @@ export class ModernCallRunner implements CallRunner {
 
   /**
    * The first round of a call. Most code never asks its client for input, so
-   * the exchange (input-exchange.ts) is opened only when the code first does:
-   * until then progress and log lines go straight to this request's response,
-   * as the exchange would send them, and the code's outcome is the answer. From
-   * the first request on, the exchange's round (#round) answers instead.
+   * the exchange (input-exchange.ts) is opened only when the code first does
+   * (FirstRound, below); the code's outcome is the answer until then.
    */
   #firstRound<T>(
     call: CodeCall,
@@ -103,48 +101,10 @@ export class ModernCallRunner implements CallRunner {
     binding: () => RequestStateBinding,
     quotaKey: string,
   ): Promise<T | InputRequiredResult> {
-    const { ctx, logger } = call;
-    const info = clientInfoOf(ctx);
-    const outlet = outletOf(ctx);
-    const cancel = new AbortController();
-    let exchange: InputExchange<T> | undefined;
-    const opened = (): InputExchange<T> => {
-      if (exchange === undefined) {
-        exchange = new InputExchange<T>(info, logger, ctx.mcpReq.inputResponses);
-        exchange.start(outcome);
-        answer(
-          this.#round(
-            exchange as InputExchange<unknown>,
-            binding,
-            quotaKey,
-            ctx,
-            cancel,
-            undefined,
-          ) as Promise<T | InputRequiredResult>,
-        );
-      }
-      return exchange;
-    };
-    const client: CallingClient = {
-      info,
-      progress: (update) =>
-        exchange === undefined ? sendProgress(outlet, update) : exchange.client.progress?.(update),
-      request: (operation, args, signal) => opened().client.request(operation, args, signal),
-      waiting: () => exchange?.client.waiting?.(),
-      rounds: () => exchange?.client.rounds?.() ?? 0,
-    };
-    const onLog = (entry: LogEntry): void =>
-      exchange === undefined ? sendLogLine(outlet, logger, entry) : exchange.log(entry);
-    const onGone = () => cancel.abort();
-    ctx.mcpReq.signal.addEventListener('abort', onGone, { once: true });
-    let answer!: (value: T | InputRequiredResult | Promise<T | InputRequiredResult>) => void;
-    let outcome!: Promise<T>;
-    // Settled by the code's outcome, or, once the exchange opened, locked to its round's answer.
-    return new Promise<T | InputRequiredResult>((resolve, reject) => {
-      answer = resolve;
-      outcome = start({ client, onLog, signal: cancel.signal });
-      outcome.then(resolve, reject);
-    }).finally(() => ctx.mcpReq.signal.removeEventListener('abort', onGone));
+    const round = new FirstRound<T>(call, (exchange, cancel) =>
+      this.#round(exchange, binding, quotaKey, call.ctx, cancel, undefined),
+    );
+    return round.run(start);
   }
 
   /** A retry: the parked call it names takes its answers and runs its next round. */
@@ -266,6 +226,107 @@ export class ModernCallRunner implements CallRunner {
         ),
     };
     return { client, onLog: () => undefined, signal: ctx.mcpReq.signal };
+  }
+}
+
+/**
+ * The first round of a modern call, as the code's io: its client, log sink
+ * and cancellation. Until the code first asks its client, progress and log
+ * lines go straight to this request's response, as the exchange would send
+ * them, and the code's outcome is the answer. From the first request on, the
+ * exchange's round (ModernCallRunner.#round) answers instead. A class, not a
+ * set of closures: a call makes one object, not one function per closure.
+ */
+class FirstRound<T> implements CallIo, CallingClient {
+  readonly info: CallingClientInfo;
+  readonly signal: AbortSignal;
+  readonly #ctx: ServerContext;
+  readonly #logger: string;
+  readonly #outlet: RoundOutlet;
+  readonly #cancel = new AbortController();
+  readonly #serveRound: (
+    exchange: InputExchange<unknown>,
+    cancel: AbortController,
+  ) => Promise<unknown>;
+  #exchange: InputExchange<T> | undefined;
+  #outcome!: Promise<T>;
+  #answer!: (value: T | InputRequiredResult | Promise<T | InputRequiredResult>) => void;
+
+  constructor(
+    call: CodeCall,
+    serveRound: (exchange: InputExchange<unknown>, cancel: AbortController) => Promise<unknown>,
+  ) {
+    this.#ctx = call.ctx;
+    this.#logger = call.logger;
+    this.info = clientInfoOf(call.ctx);
+    this.#outlet = outletOf(call.ctx);
+    this.signal = this.#cancel.signal;
+    this.#serveRound = serveRound;
+    // Handed on as a plain function (runContextOf): bound once.
+    this.onLog = this.onLog.bind(this);
+    this.abort = this.abort.bind(this);
+  }
+
+  /** This io's client is itself. */
+  get client(): CallingClient {
+    return this;
+  }
+
+  /** Settled by the code's outcome, or, once the exchange opened, locked to its round's answer. */
+  run(start: (io: CallIo) => Promise<T>): Promise<T | InputRequiredResult> {
+    const gone = this.#ctx.mcpReq.signal;
+    gone.addEventListener('abort', this.abort, { once: true });
+    return new Promise<T | InputRequiredResult>((resolve, reject) => {
+      this.#answer = resolve;
+      this.#outcome = start(this);
+      this.#outcome.then(resolve, reject);
+    }).finally(() => gone.removeEventListener('abort', this.abort));
+  }
+
+  progress(update: ProgressUpdate): void {
+    if (this.#exchange === undefined) sendProgress(this.#outlet, update);
+    else this.#exchange.client.progress?.(update);
+  }
+
+  request(operation: ClientOperation, args: unknown, signal: AbortSignal): Promise<unknown> {
+    return this.#opened().client.request(operation, args, signal);
+  }
+
+  waiting(): void {
+    this.#exchange?.client.waiting?.();
+  }
+
+  rounds(): number {
+    return this.#exchange?.client.rounds?.() ?? 0;
+  }
+
+  onLog(entry: LogEntry): void {
+    if (this.#exchange === undefined) sendLogLine(this.#outlet, this.#logger, entry);
+    else this.#exchange.log(entry);
+  }
+
+  /** The client closed this request's response: the call is cancelled. */
+  abort(): void {
+    this.#cancel.abort();
+  }
+
+  /** The exchange, opened at the code's first request to its client. */
+  #opened(): InputExchange<T> {
+    if (this.#exchange === undefined) {
+      const exchange = new InputExchange<T>(
+        this.info,
+        this.#logger,
+        this.#ctx.mcpReq.inputResponses,
+      );
+      this.#exchange = exchange;
+      exchange.start(this.#outcome);
+      this.#answer(
+        this.#serveRound(exchange as InputExchange<unknown>, this.#cancel) as Promise<
+          T | InputRequiredResult
+        >,
+      );
+    }
+    return this.#exchange;
   }
 }
 
