@@ -43,19 +43,24 @@ async function insert(target: StoreTarget, table: string, row: Record<string, un
   );
 }
 
-/** What an older mcphost left: a server with two tools, one with a history of three. */
-async function writeOlderStore(target: StoreTarget): Promise<void> {
-  await target.migrateTo(BEFORE);
+/** A server row as an mcphost before 0013 wrote it (later columns take their defaults). */
+async function insertServer(target: StoreTarget, subdomain: string): Promise<void> {
   await insert(target, 'servers', {
     id: SERVER_ID,
-    subdomain: 'older',
-    name: 'older',
+    subdomain,
+    name: subdomain,
     security_mode: 'none',
     oauth_required_scopes: '[]',
     active: 1,
     created_at: '2026-01-01T00:00:00.000Z',
     updated_at: '2026-01-01T00:00:00.000Z',
   });
+}
+
+/** What an older mcphost left: a server with two tools, one with a history of three. */
+async function writeOlderStore(target: StoreTarget): Promise<void> {
+  await target.migrateTo(BEFORE);
+  await insertServer(target, 'older');
   const tool = (id: string, name: string, version: number, withMetadata: boolean) => ({
     id,
     server_id: SERVER_ID,
@@ -274,16 +279,7 @@ describe('a move that fails on SQLite, and a server over the bound from before',
   beforeAll(async () => {
     await target.setup();
     await target.migrateTo(BEFORE);
-    await insert(target, 'servers', {
-      id: SERVER_ID,
-      subdomain: 'crowded',
-      name: 'crowded',
-      security_mode: 'none',
-      oauth_required_scopes: '[]',
-      active: 1,
-      created_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-    });
+    await insertServer(target, 'crowded');
     // 1,001 tools: more than a server may hold now, as a store from before the bound could.
     const rows = ids.map((id, index) => ({
       id,
