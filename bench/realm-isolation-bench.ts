@@ -137,7 +137,7 @@ function todayVariant(lodashPath: string, scripts: ContextScripts): Variant {
         const host = hostOf();
         context.slot.target = host.bridge;
         const fn: unknown = script.runInContext(context.context, RUN);
-        context.api.start(fn, JSON.stringify({ n: 41 }), JSON.stringify(env), 'null');
+        context.api.start(fn, JSON.stringify({ n: 41 }), JSON.stringify(env), 'null', 'null');
         context.drain();
         return host.outcome();
       };

@@ -124,6 +124,7 @@ export class InvocationRunner {
       JSON.stringify(message.params),
       JSON.stringify(message.env),
       JSON.stringify(message.client ?? null),
+      JSON.stringify(message.caller ?? null),
     );
   }
 

@@ -168,10 +168,16 @@ export class Invocation {
     }
   };
 
-  /** Runs the tool function (made by the compiled wrapper) with params, env and client as JSON text. */
-  start(tool: unknown, paramsJson: string, envJson: string, clientJson: string): void {
+  /** Runs the tool function (made by the compiled wrapper) with params, env, client and caller as JSON text. */
+  start(
+    tool: unknown,
+    paramsJson: string,
+    envJson: string,
+    clientJson: string,
+    callerJson: string,
+  ): void {
     this.#enter(
-      () => this.#context.api.start(tool, paramsJson, envJson, clientJson),
+      () => this.#context.api.start(tool, paramsJson, envJson, clientJson, callerJson),
       () => this.fail({ code: 'ERR_INTERNAL', message: 'the harness could not start the tool' }),
     );
   }

@@ -18,10 +18,16 @@ import type { ContextScripts } from './context-scripts.js';
 /** What the bootstrap returns; every member lives in the context's realm. */
 export interface ContextApi {
   /**
-   * Runs the tool function with params, env and the calling client (`sdk.client`,
-   * `null` in a test run) given as JSON text.
+   * Runs the tool function with params, env, the calling client (`sdk.client`,
+   * `null` in a test run) and the caller (`sdk.caller`) given as JSON text.
    */
-  start(tool: unknown, paramsJson: string, envJson: string, clientJson: string): void;
+  start(
+    tool: unknown,
+    paramsJson: string,
+    envJson: string,
+    clientJson: string,
+    callerJson: string,
+  ): void;
   /** Settles a pending sdk call: payload is JSON (ok) or the error message. */
   settle(call: number, ok: boolean, payload: string, code: string): boolean;
   /** Runs the callback of a timer the host kept. */

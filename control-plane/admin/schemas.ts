@@ -9,10 +9,12 @@ import { ResourceUri } from '../../src/protocol/index.js';
 import { parseEgressAllowEntry } from '../broker/index.js';
 import {
   browserOriginSchema,
+  callerClaimNameSchema,
   codeKindSchema,
   containerRuntimeSchema,
   egressAllowEntrySchema,
   isolationSchema,
+  MAX_CALLER_CLAIMS,
   newServerSchema,
   rateLimitSchema,
   poolSizingSchema,
@@ -68,6 +70,8 @@ export const ServerSettingsBody = z
     rateLimit: rateLimitSchema.nullable().optional(),
     /** How long modern-era clients may cache lists, reads and server/discover, in ms; null = MCP_CACHE_TTL_MS. */
     cacheTtlMs: z.number().int().min(0).max(86_400_000).nullable().optional(),
+    /** Claims of a caller's OAuth token the server's code may read in `sdk.caller.claims`. */
+    callerClaims: z.array(callerClaimNameSchema).max(MAX_CALLER_CLAIMS).optional(),
     active: z.boolean().optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'nothing to change');

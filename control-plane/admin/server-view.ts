@@ -42,6 +42,7 @@ export interface ServerView {
   allowedOrigins: ServerRecord['allowedOrigins'];
   rateLimit: ServerRecord['rateLimit'];
   cacheTtlMs: ServerRecord['cacheTtlMs'];
+  callerClaims: ServerRecord['callerClaims'];
   oauth:
     | (ServerResource & {
         issuer: string;
@@ -97,6 +98,7 @@ export function serverView(
     allowedOrigins: server.allowedOrigins,
     rateLimit: server.rateLimit,
     cacheTtlMs: server.cacheTtlMs,
+    callerClaims: server.callerClaims,
     oauth,
     toolCount,
     createdAt: server.createdAt,

@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import {
+  allowedClaims,
   authenticateBearer,
   checkStoredKeySetUrl,
   createAccessTokenVerifier,
@@ -126,7 +127,13 @@ export class ServerGate {
     }
     return {
       ok: true,
-      caller: { kind: 'oauth', subject: outcome.caller.subject, clientId: outcome.caller.clientId },
+      caller: {
+        kind: 'oauth',
+        subject: outcome.caller.subject,
+        clientId: outcome.caller.clientId,
+        scopes: outcome.caller.scopes,
+        claims: allowedClaims(outcome.caller.claims, server.callerClaims),
+      },
       expiresAt: outcome.caller.expiresAt,
     };
   }

@@ -11,7 +11,7 @@
  */
 export * from './oauth/index.js';
 export * from './accounts/index.js';
-export type { Caller } from './caller.js';
+export { allowedClaims, recordedCaller, type Caller } from './caller.js';
 export { BOOTSTRAP_PRINCIPAL, type Principal } from './principal.js';
 export {
   CREDENTIAL_MAX_LENGTH,

@@ -23,7 +23,13 @@ import type {
   InvokeHooks,
 } from '../sandbox/index.js';
 import type { BrokerCallContext } from '../broker/index.js';
-import type { CodeKind, ServerTenancy, ToolDefinition, ToolLimits } from '../store/index.js';
+import {
+  DEFAULT_SERVER_TENANCY,
+  type CodeKind,
+  type ServerTenancy,
+  type ToolDefinition,
+  type ToolLimits,
+} from '../store/index.js';
 import { checkArguments } from './arguments.js';
 import { checkOutput } from './tool-output.js';
 import { SchemaChecker, type SchemaCheckSettings } from './schema-checker.js';
@@ -31,7 +37,8 @@ import { askClient, isClientOperation, type CallingClient } from './calling-clie
 import { createRedactor } from './redact.js';
 import { describeProblems } from '../validation-problems.js';
 import { InFlight } from '../in-flight.js';
-import type { Caller } from '../identity/index.js';
+import { recordedCaller, type Caller } from '../identity/index.js';
+import { callerView } from './caller-view.js';
 
 /**
  * Code as the invoker runs it: a tool from the configuration cache, or the
@@ -49,7 +56,7 @@ export interface InvocableTool extends ToolDefinition {
 /** The parts of a server's settings an invocation depends on (from the configuration cache). */
 export interface ServerRuntimeSettings extends Pick<
   ServerTenancy,
-  'isolation' | 'runtime' | 'egressAllow'
+  'isolation' | 'runtime' | 'egressAllow' | 'callerClaims'
 > {
   /** The server's own limits (between the tool's and the defaults). */
   limits: ToolLimits;
@@ -246,6 +253,10 @@ export class ToolInvoker {
         onCloseStream: request.client?.closeStream?.bind(request.client),
         onWaiting: request.client?.waiting?.bind(request.client),
         ...(request.client?.info === undefined ? {} : { client: request.client.info }),
+        caller: callerView(
+          request.caller,
+          server?.callerClaims ?? DEFAULT_SERVER_TENANCY.callerClaims,
+        ),
       });
     } finally {
       // Whatever the outcome (an open transaction included) nothing the invocation
@@ -334,7 +345,8 @@ export class ToolInvoker {
         errorCode: outcome.ok ? null : outcome.error.code,
         errorMessage: outcome.ok ? null : outcome.error.message,
         logs: outcome.logs,
-        caller: request.caller,
+        // Who, never what their token said.
+        caller: recordedCaller(request.caller),
         requestId: request.requestId,
         client: request.clientAddress ?? null,
         era: request.client?.info?.era ?? null,

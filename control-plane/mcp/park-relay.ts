@@ -18,7 +18,7 @@ import type { ServerResponse } from 'node:http';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { McphostError } from '../errors.js';
-import type { Caller } from '../identity/index.js';
+import { recordedCaller, type Caller } from '../identity/index.js';
 import type { AnswerSink } from './modern-transport.js';
 import type { RequestScope } from './request-scope.js';
 import { ResponseStream } from './response-stream.js';
@@ -175,7 +175,8 @@ export class ParkRelay {
       from: this.#options.replica,
       subdomain,
       request,
-      scope,
+      // Who, not what their token said: the store relays it, and a resume needs only the caller's key.
+      scope: { ...scope, caller: recordedCaller(scope.caller) },
     });
   }
 

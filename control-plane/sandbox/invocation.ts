@@ -4,6 +4,7 @@
  * what comes back (`InvocationVerdict` and, beside it, what the sandbox measured).
  */
 import type {
+  CallerView,
   CallingClientInfo,
   CallOperation,
   ContentBlock,
@@ -84,6 +85,8 @@ export interface InvokeHooks {
   onWaiting?(): void;
   /** What the calling MCP client declared, for `sdk.client`; absent in a test run. */
   client?: CallingClientInfo;
+  /** Who made the call, for `sdk.caller`. */
+  caller?: CallerView;
   /** Cancels the invocation (queued or running) → ERR_CANCELLED. */
   signal?: AbortSignal;
 }

@@ -193,6 +193,7 @@ export class RunnerConnection {
           timeoutMs,
           progress: hooks.onProgress !== undefined,
           ...(hooks.client !== undefined && { client: hooks.client }),
+          ...(hooks.caller !== undefined && { caller: hooks.caller }),
           limits: {
             maxResultBytes: request.limits.maxResultBytes,
             maxLogBytes: request.limits.maxLogBytes,

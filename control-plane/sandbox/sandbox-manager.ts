@@ -266,6 +266,7 @@ export class SandboxManager {
           onCloseStream: hooks.onCloseStream,
           onWaiting: hooks.onWaiting,
           client: hooks.client,
+          caller: hooks.caller,
           signal: hooks.signal,
         },
       );

@@ -225,6 +225,17 @@ export const rateLimitSchema = z.strictObject({
 });
 export type RateLimit = z.infer<typeof rateLimitSchema>;
 
+/** The most claim names a server lets its code see. */
+export const MAX_CALLER_CLAIMS = 32;
+
+/** A claim name of an OAuth access token (`sub`, `email`, `https://example.com/roles`). */
+export const callerClaimNameSchema = z
+  .string()
+  .min(1)
+  .max(256)
+  // JSON keeps it as a key, but schemas on the way (and many readers) drop it: refused, not lost.
+  .refine((name) => name !== '__proto__', 'a claim name cannot be __proto__');
+
 /** How a server shares this host with other tenants; stored as one JSON column. */
 export const serverTenancySchema = z.strictObject({
   /** `server`: one container serves all the server's tools; `tool`: a container per tool. */
@@ -245,6 +256,12 @@ export const serverTenancySchema = z.strictObject({
    * (`MCP_CACHE_TTL_MS`).
    */
   cacheTtlMs: z.number().int().min(0).max(86_400_000).nullable(),
+  /**
+   * The claims of a caller's verified OAuth token that the server's code may
+   * read in `sdk.caller.claims` (the token itself never reaches it). Kept
+   * here, with the settings stored as one JSON column.
+   */
+  callerClaims: z.array(callerClaimNameSchema).max(MAX_CALLER_CLAIMS),
 });
 export type ServerTenancy = z.infer<typeof serverTenancySchema>;
 
@@ -257,6 +274,7 @@ export const DEFAULT_SERVER_TENANCY: Readonly<ServerTenancy> = Object.freeze({
   allowedOrigins: [],
   rateLimit: null,
   cacheTtlMs: null,
+  callerClaims: Object.freeze(['sub', 'iss', 'aud', 'scope', 'email', 'name']) as string[],
 });
 
 /** Settings of a hosted server that an operator may change. */

@@ -10,9 +10,8 @@ import {
   CtxTypeError,
   JSONParse,
   JSONStringify,
-  ObjectFreeze,
-  ObjectKeys,
 } from './primordials.js';
+import { frozenJson } from './frozen-json.js';
 import { bridge } from './bridge.js';
 import { callHost } from './calls.js';
 import { messageOf, rejected } from './errors.js';
@@ -121,28 +120,11 @@ export function client() {
 }
 
 /**
- * Takes what the client declared, as JSON text, and freezes it through and
- * through: `sdk.client` is what the client said, and no tool code may
- * rewrite it for the code after it.
+ * Takes what the client declared, as JSON text (frozen: see frozen-json.js).
  * @param {string} clientJson
  */
 export function setCallingClient(clientJson) {
-  callingClient = deepFreeze(JSONParse(clientJson));
-}
-
-/**
- * @param {unknown} value a parsed JSON value
- * @returns {unknown}
- */
-function deepFreeze(value) {
-  if (value !== null && typeof value === 'object') {
-    const keys = ObjectKeys(value);
-    for (let i = 0; i < keys.length; i++) {
-      deepFreeze(/** @type {Record<string, unknown>} */ (value)[/** @type {string} */ (keys[i])]);
-    }
-    ObjectFreeze(value);
-  }
-  return value;
+  callingClient = frozenJson(clientJson);
 }
 
 /**

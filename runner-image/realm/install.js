@@ -22,6 +22,7 @@ import {
 } from './primordials.js';
 import { connectBridge } from './bridge.js';
 import { closeCalls, settle } from './calls.js';
+import { setCaller } from './caller.js';
 import { setCallingClient } from './client.js';
 import { toolConsole } from './console.js';
 import { fail, settleWith } from './result.js';
@@ -33,16 +34,18 @@ import { installWebPlatform } from './web/platform.js';
 /** @typedef {import('../tool-context.js').ContextApi} ContextApi */
 
 /**
- * Runs the tool function with params, env and the calling client given as JSON text.
+ * Runs the tool function with params, env, the calling client and the caller given as JSON text.
  * @param {unknown} tool
  * @param {string} paramsJson
  * @param {string} envJson
  * @param {string} clientJson
+ * @param {string} callerJson
  */
-function start(tool, paramsJson, envJson, clientJson) {
+function start(tool, paramsJson, envJson, clientJson, callerJson) {
   const params = JSONParse(paramsJson);
   const env = ObjectFreeze(JSONParse(envJson));
   setCallingClient(clientJson);
+  setCaller(callerJson);
   let promise;
   try {
     promise = ReflectApply(/** @type {Function} */ (tool), undefined, [

@@ -14,6 +14,7 @@ import {
 } from './primordials.js';
 import { bridge } from './bridge.js';
 import { callHost } from './calls.js';
+import { caller } from './caller.js';
 import { client, closeStream, elicit, progress, roots, sample } from './client.js';
 import { content } from './content.js';
 import { makeError, rejected } from './errors.js';
@@ -142,6 +143,11 @@ ObjectDefineProperty(sdk, 'client', {
   enumerable: true,
   configurable: false,
   get: client,
+});
+ObjectDefineProperty(sdk, 'caller', {
+  enumerable: true,
+  configurable: false,
+  get: caller,
 });
 
 ObjectFreeze(sdk);

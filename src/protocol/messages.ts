@@ -376,6 +376,22 @@ export const CallingClientInfo = z.object({
 });
 export type CallingClientInfo = z.infer<typeof CallingClientInfo>;
 
+/**
+ * Who made the call, as `sdk.caller` shows it: the kind of credential; for
+ * an OAuth token its subject, client, granted scopes and the claims the
+ * server lets tools see; for an API key its id and label. Never a token or a
+ * key's value. Established by the control plane, not the client.
+ */
+export const CallerView = z.object({
+  kind: z.enum(['oauth', 'apikey', 'anonymous', 'admin']),
+  subject: z.string().max(1024).optional(),
+  clientId: z.string().max(1024).optional(),
+  scopes: z.array(z.string().max(1024)).max(256),
+  claims: z.record(z.string(), z.unknown()),
+  key: z.object({ id: z.string().max(128), label: z.string().max(256) }).optional(),
+});
+export type CallerView = z.infer<typeof CallerView>;
+
 export const InvokeMessage = z.object({
   type: z.literal('invoke'),
   invocation: InvocationId,
@@ -390,6 +406,8 @@ export const InvokeMessage = z.object({
   progress: z.boolean().optional(),
   /** The MCP client that made the call, as `sdk.client` shows it; absent in a test run. */
   client: CallingClientInfo.optional(),
+  /** Who made the call, as `sdk.caller` shows it. */
+  caller: CallerView.optional(),
 });
 
 export const ReplyMessage = z.discriminatedUnion('ok', [

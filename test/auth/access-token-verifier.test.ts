@@ -94,6 +94,8 @@ describe('access token verification with a real Authorization Server', () => {
       subject: 'fixture-machine-client',
       clientId: 'fixture-machine-client',
       scopes: ['mcp:tools'],
+      // Every claim of the verified token (what code sees of them is the server's choice).
+      claims: decodeJwt(token),
       expiresAt: new Date((decodeJwt(token).exp ?? 0) * 1000),
     });
   });

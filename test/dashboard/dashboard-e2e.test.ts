@@ -248,6 +248,11 @@ it('runs the operator flow in a real browser', async () => {
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.securityMode).toBe('none');
 
   await page.getByLabel('OAuth Server URL').fill(as.metadataUrl);
+  // The default claims tools may read are offered; the operator narrows them.
+  expect(await page.getByLabel('Token claims tools may read').inputValue()).toBe(
+    'sub iss aud scope email name',
+  );
+  await page.getByLabel('Token claims tools may read').fill('sub, email roles');
   await page.getByRole('button', { name: 'Save settings' }).click();
   // The preferred address's metadata URL, as the API gives it (the path form on a `localhost` base).
   await expect
@@ -260,6 +265,11 @@ it('runs the operator flow in a real browser', async () => {
   expect(await page.locator('#settings-error').textContent()).toBe('');
   await ui.screenshot('07-settings-oauth-active');
   expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.oauth.issuer).toBe(as.issuer);
+  expect((await plane.admin('GET', `/api/servers/${SUB}`)).body.callerClaims).toEqual([
+    'sub',
+    'email',
+    'roles',
+  ]);
 
   // Pools & activity: the server's share of the budget; resize its shared pools; the run shows in the log.
   await page.getByRole('link', { name: 'Pools & activity' }).click();

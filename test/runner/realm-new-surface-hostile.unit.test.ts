@@ -57,7 +57,7 @@ async function runTool(body: string, context: ToolContext = factory.create()): P
     `(async function tool(params, env, console, sdk) {\n${body}\n})`,
     { filename: 'hostile-tool.js' },
   ).runInContext(context.context, RUN);
-  invocation.start(tool, '{}', '{}', 'null');
+  invocation.start(tool, '{}', '{}', 'null', 'null');
   for (let turn = 0; turn < 1000; turn++) {
     context.drain();
     const result = lines.find((line) => line.type === 'result');

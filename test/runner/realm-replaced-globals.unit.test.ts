@@ -89,7 +89,7 @@ function runInFreshRealm(prelude: string, body: string): Run {
   const tool: unknown = new vm.Script(source, {
     filename: 'replaced-globals-tool.js',
   }).runInContext(context.context, RUN);
-  invocation.start(tool, '{}', '{}', 'null');
+  invocation.start(tool, '{}', '{}', 'null', 'null');
   context.drain();
   const text = new vm.Script('outcomeText').runInContext(context.context, RUN) as string;
   const { outcome, fakeCalls } = JSON.parse(text) as { outcome: unknown; fakeCalls: string[] };

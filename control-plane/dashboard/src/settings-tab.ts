@@ -1,6 +1,6 @@
 /**
  * The Settings tab: display name, active, security mode (none, OAuth 2.0,
- * API keys) and the OAuth Server URL. Save sends one PATCH; when the control
+ * API keys), the OAuth Server URL and the token claims tools may read. Save sends one PATCH; when the control
  * plane refuses (an unreachable URL, metadata missing fields) the reason is
  * shown inline and the form keeps what was typed. In OAuth 2.0 mode it shows
  * the protected-resource metadata URL and what an MCP client will see. Only
@@ -53,8 +53,28 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
       'The Authorization Server issuer or its metadata document URL. It must publish issuer, authorization_endpoint, token_endpoint, registration_endpoint and jwks_uri.',
     ),
   );
+  const claims = h('input', {
+    id: 'settings-caller-claims',
+    name: 'callerClaims',
+    value: server.callerClaims.join(' '),
+    autocomplete: 'off',
+    spellcheck: false,
+    'aria-describedby': 'caller-claims-help',
+  });
+  const claimsField = h(
+    'div',
+    { class: 'field' },
+    h('label', { for: 'settings-caller-claims' }, 'Token claims tools may read'),
+    claims,
+    h(
+      'span',
+      { id: 'caller-claims-help', class: 'hint' },
+      'Claim names separated by spaces (at most 32); tool code reads them in sdk.caller.claims. Empty: none. The token itself never reaches tool code.',
+    ),
+  );
   const showModeFields = () => {
     urlField.hidden = mode.value !== 'oauth2';
+    claimsField.hidden = mode.value !== 'oauth2';
     modeHelp.hidden = mode.value !== 'apikey';
   };
   mode.addEventListener('change', showModeFields);
@@ -81,7 +101,10 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
           active: active.checked,
           securityMode: mode.value,
         };
-        if (mode.value === 'oauth2') body.oauthServerUrl = url.value.trim() || null;
+        if (mode.value === 'oauth2') {
+          body.oauthServerUrl = url.value.trim() || null;
+          body.callerClaims = claims.value.split(/[\s,]+/).filter((claim) => claim !== '');
+        }
         try {
           const updated = await api<ServerInfo>(
             'PATCH',
@@ -89,6 +112,7 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
             body,
           );
           Object.assign(server, updated);
+          claims.value = server.callerClaims.join(' ');
           saved.textContent = 'Settings saved.';
           announce('Settings saved.');
           renderOAuthPanel(oauthPanel, server);
@@ -118,6 +142,7 @@ export function renderSettingsTab(panel: HTMLElement, server: ServerInfo): void 
       modeHelp,
     ),
     urlField,
+    claimsField,
     errorBox,
     saved,
     administer ? h('button', { type: 'submit', class: 'primary' }, 'Save settings') : null,

@@ -67,6 +67,12 @@ const SDK_MEMBERS: Completion[] = [
     detail: '{protocolVersion, era, capabilities, info?}',
     info: 'What the calling client declared (frozen); null in a test run.',
   },
+  {
+    label: 'caller',
+    type: 'variable',
+    detail: '{kind, subject?, clientId?, scopes, claims, key?}',
+    info: "Who made the call, from its credential (frozen): an OAuth token's subject, scopes and the claims the server lists; an API key's id and label.",
+  },
 ];
 const CONTENT_MEMBERS: Completion[] = [
   { label: 'text', type: 'function', detail: '(text)' },
@@ -99,7 +105,7 @@ const TOP_LEVEL: Completion[] = [
   {
     label: 'sdk',
     type: 'namespace',
-    info: 'http, db, lodash, content, progress, closeStream, elicit, sample, roots, client',
+    info: 'http, db, lodash, content, progress, closeStream, elicit, sample, roots, client, caller',
   },
   { label: 'console', type: 'namespace', info: 'console.log / console.error are captured.' },
   ...WEB_PLATFORM,

@@ -104,6 +104,8 @@ export interface VerifiedCaller {
   clientId?: string;
   /** Granted scopes, from `scope` (space-separated) or `scp` (array). */
   scopes: string[];
+  /** Every claim of the verified token (what tools may see of them is the server's choice). */
+  claims: Readonly<Record<string, unknown>>;
   /** When the token expires (`exp`). */
   expiresAt: Date;
 }
@@ -184,6 +186,7 @@ export function createAccessTokenVerifier(
           ? {}
           : { clientId: claims.data.client_id ?? claims.data.azp }),
         scopes,
+        claims: payload as Record<string, unknown>,
         expiresAt: new Date(claims.data.exp * 1000),
       };
     },
