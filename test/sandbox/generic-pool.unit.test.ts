@@ -249,13 +249,19 @@ describe('a pool promised a generic container', () => {
     return found;
   }
 
-  it('starts no container of its own for the caller the promise covers', async () => {
+  /** A call of server P waiting on the generic container promised to it, which takes 300 ms to start. */
+  async function callWaitingOnPromise() {
     const driver = new FakeDriver();
     driver.readyDelayMs = 300;
     const sandbox = manager(driver);
     await sandbox.start();
     const call = sandbox.invoke(tool, hooks);
     await expect.poll(() => stats(sandbox, 'P').queued).toBe(1);
+    return { driver, sandbox, call };
+  }
+
+  it('starts no container of its own for the caller the promise covers', async () => {
+    const { driver, sandbox, call } = await callWaitingOnPromise();
     // Time passing is what is tested: no start of its own while the generic one comes up.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(stats(sandbox, 'P')).toMatchObject({ started: 0, warming: 0 });
@@ -266,12 +272,7 @@ describe('a pool promised a generic container', () => {
   });
 
   it('starts its own when the promised container dies before it is ready', async () => {
-    const driver = new FakeDriver();
-    driver.readyDelayMs = 300;
-    const sandbox = manager(driver);
-    await sandbox.start();
-    const call = sandbox.invoke(tool, hooks);
-    await expect.poll(() => stats(sandbox, 'P').queued).toBe(1);
+    const { driver, sandbox, call } = await callWaitingOnPromise();
     await expect.poll(() => driver.instances.length).toBe(1);
     driver.readyDelayMs = 1;
     driver.instances[0]!.exit();
