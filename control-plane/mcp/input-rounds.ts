@@ -166,6 +166,7 @@ export class ModernCallRunner implements CallRunner {
   ): Promise<unknown> {
     const onGone = () => cancel.abort();
     ctx.mcpReq.signal.addEventListener('abort', onGone, { once: true });
+    if (ctx.mcpReq.signal.aborted) cancel.abort();
     let step;
     try {
       step = await exchange.next(outletOf(ctx));
@@ -262,9 +263,13 @@ class FirstRound<T> implements CallIo, CallingClient {
     this.#outlet = outletOf(call.ctx);
     this.signal = this.#cancel.signal;
     this.#serveRound = serveRound;
-    // Handed on as a plain function (runContextOf): bound once.
+    // Its members are handed on as plain functions (runContextOf, the invoker's hooks): bound once.
     this.onLog = this.onLog.bind(this);
     this.abort = this.abort.bind(this);
+    this.progress = this.progress.bind(this);
+    this.request = this.request.bind(this);
+    this.waiting = this.waiting.bind(this);
+    this.rounds = this.rounds.bind(this);
   }
 
   /** This io's client is itself. */
@@ -276,6 +281,8 @@ class FirstRound<T> implements CallIo, CallingClient {
   run(start: (io: CallIo) => Promise<T>): Promise<T | InputRequiredResult> {
     const gone = this.#ctx.mcpReq.signal;
     gone.addEventListener('abort', this.abort, { once: true });
+    // A listener added to a signal already aborted never hears it.
+    if (gone.aborted) this.abort();
     return new Promise<T | InputRequiredResult>((resolve, reject) => {
       this.#answer = resolve;
       this.#outcome = start(this);
