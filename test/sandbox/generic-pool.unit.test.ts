@@ -58,7 +58,7 @@ class FakeHolder implements GenericHolder {
   }
 }
 
-/** A server's pool with callers waiting; it notes in `log` when it grows its own. */
+/** A server's pool with callers waiting; it notes in `log` when it grows its own (as a real one, only for callers it holds). */
 class FakeRequester implements GenericRequester {
   readonly generic = false;
   readonly shape: ContainerShape = SHAPE;
@@ -82,7 +82,7 @@ class FakeRequester implements GenericRequester {
   }
 
   grow(): void {
-    this.#log.push(`${this.server} grows`);
+    if (this.waiting > 0) this.#log.push(`${this.server} grows`);
   }
 }
 
@@ -155,6 +155,21 @@ describe('GenericPool promises', () => {
     holder.comeUp();
     generic.handOver();
     expect(holder.idle).toBe(1);
+  });
+
+  it('a pool passed over with callers still waiting grows its own for them', () => {
+    const holder = new FakeHolder(1);
+    const atCeiling = new Set<string>(['A']);
+    const generic = genericPool(holder, atCeiling);
+    const log: string[] = [];
+    const pool = new FakeRequester('A', log);
+    atCeiling.clear();
+    generic.promise(pool);
+    atCeiling.add('A'); // its own starts took it to its ceiling meanwhile
+    holder.comeUp();
+    generic.handOver();
+    expect(pool.adopted).toEqual([]);
+    expect(log).toEqual(['A grows']);
   });
 
   it('a lost starting container breaks the newest promises it covered; their pools grow their own', () => {
@@ -269,6 +284,14 @@ describe('a pool promised a generic container', () => {
     expect(outcome.ok).toBe(true);
     expect(outcome.instanceId).toBe(driver.instances[0]?.id);
     expect(stats(sandbox, 'P')).toMatchObject({ started: 0, adopted: 1 });
+  });
+
+  it('serves the caller a promise covered when its pool is drained before the container is ready', async () => {
+    const { sandbox, call } = await callWaitingOnPromise();
+    sandbox.drain('P');
+    const outcome = await call;
+    expect(outcome.ok).toBe(true);
+    expect(stats(sandbox, 'P')).toMatchObject({ started: 1, adopted: 0 });
   });
 
   it('starts its own when the promised container dies before it is ready', async () => {

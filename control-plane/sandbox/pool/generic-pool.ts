@@ -92,13 +92,18 @@ export class GenericPool<Holder extends GenericHolder = WarmPool> {
   /**
    * A generic container came up: it goes to the oldest promised pool that
    * still has a caller waiting. A pool that no longer wants it is let off its
-   * promise, and the container stays generic.
+   * promise and grows its own for any caller it still holds; the container
+   * stays generic.
    */
   handOver(): void {
     while (this.#promises.length > 0 && this.pool.idle > 0) {
       const requester = this.#promises.shift()!;
       // Checked again: the server may have reached its ceiling with its own starts meanwhile.
-      if (!requester.wantsGeneric() || !this.#fits(requester)) continue;
+      if (!requester.wantsGeneric() || !this.#fits(requester)) {
+        // Let off its promise (drained, at its ceiling): callers it still holds get starts of its own.
+        requester.grow();
+        continue;
+      }
       requester.adoptGeneric(this.pool.takeOutIdle()!);
     }
   }
