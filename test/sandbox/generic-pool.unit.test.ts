@@ -40,6 +40,11 @@ class FakeHolder implements GenericHolder {
     return { warm: this.ready.length, busy: 0, warming: this.warming };
   }
 
+  // The fake's starts never queue: every one warming is under way.
+  startsUnderWay(): number {
+    return this.warming;
+  }
+
   configure(size: PoolSize): void {
     this.size = size;
   }
@@ -302,5 +307,40 @@ describe('a pool promised a generic container', () => {
     const outcome = await call;
     expect(outcome.ok).toBe(true);
     expect(stats(sandbox, 'P')).toMatchObject({ started: 1, adopted: 0 });
+  });
+
+  it('promises no start still queued: a server other tenants keep the start queue busy for is served', async () => {
+    const driver = new FakeDriver();
+    driver.readyDelayMs = 300;
+    const sandbox = new SandboxManager({
+      driver,
+      defaults: { ...DEFAULT_POOL_DEFAULTS, minWarm: 0, maxSize: 8, queueTimeoutMs: 1_500, limits },
+      generic: { size: 1 },
+      // Two starts at a time, one per server: demand starts of other servers queue ahead of refills.
+      startConcurrency: 2,
+      reapIntervalMs: 30_000,
+      caps: {
+        ...DEFAULT_CAP_EXTRAS,
+        serverShare: 0.5,
+        maxMemoryMb: 1_000_000,
+        maxSizePerPool: 8,
+        maxTotal: 32,
+      },
+      retry: { initialMs: 20, maxMs: 50 },
+    });
+    managers.push(sandbox);
+    await sandbox.start();
+    await expect.poll(() => stats(sandbox, GENERIC_POOL_KEY).warm, { timeout: 2_000 }).toBe(1);
+    const on = (server: string, code: string): ToolRuntime => ({ ...tool, server, code });
+    // B takes the idle generic container (its refill is queued behind); C and D fill the start slots.
+    const noise = [sandbox.invoke(on('B', 'hang'), hooks)];
+    for (let i = 0; i < 5; i += 1) {
+      noise.push(sandbox.invoke(on('C', 'hang'), hooks), sandbox.invoke(on('D', 'hang'), hooks));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const outcome = await sandbox.invoke(on('A', 'value:1'), hooks);
+    expect(outcome.ok, JSON.stringify(outcome.ok ? {} : outcome.error)).toBe(true);
+    expect(stats(sandbox, 'A').started + stats(sandbox, 'A').adopted).toBeGreaterThan(0);
+    void Promise.allSettled(noise);
   });
 });

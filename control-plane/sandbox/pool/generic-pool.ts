@@ -19,7 +19,7 @@ import type { WarmPool } from './warm-pool.js';
 /** What the generic pool uses of the WarmPool that holds its containers. */
 export type GenericHolder = Pick<
   WarmPool,
-  'shape' | 'size' | 'idle' | 'counts' | 'configure' | 'takeOutIdle'
+  'shape' | 'size' | 'idle' | 'counts' | 'startsUnderWay' | 'configure' | 'takeOutIdle'
 >;
 
 /** What the generic pool uses of a pool that adopts its containers. */
@@ -74,10 +74,15 @@ export class GenericPool<Holder extends GenericHolder = WarmPool> {
     return this.pool.takeOutIdle();
   }
 
-  /** Promises a container that is starting to `requester`, when one is not yet promised. */
+  /**
+   * Promises a container that is starting to `requester`, when one is not yet
+   * promised. Only a start under way counts: one still in the start queue may
+   * wait behind every other tenant's demand starts (refills go last), and a
+   * pool promised it would start nothing of its own meanwhile.
+   */
   promise(requester: GenericRequester): boolean {
     if (!this.#fits(requester)) return false;
-    if (this.pool.counts().warming <= this.#promises.length) return false;
+    if (this.pool.startsUnderWay() <= this.#promises.length) return false;
     this.#promises.push(requester);
     return true;
   }

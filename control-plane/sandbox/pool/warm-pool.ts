@@ -313,6 +313,13 @@ export class WarmPool {
     await Promise.all(connections.map((connection) => connection?.close()));
   }
 
+  /** Containers whose start is under way: out of the start queue, not yet ready. */
+  startsUnderWay(): number {
+    let starting = 0;
+    for (const instance of this.#instances) if (instance.starting) starting += 1;
+    return starting;
+  }
+
   /** Counts by state, for the manager's per-server figures. */
   counts(): { warm: number; busy: number; warming: number } {
     return {
@@ -442,8 +449,7 @@ export class WarmPool {
   /** A queued start is still useful: callers wait that starting containers won't serve, or minWarm is unmet. */
   #stillNeeded(): boolean {
     if (this.#closed) return false;
-    let starting = 0;
-    for (const instance of this.#instances) if (instance.starting) starting += 1;
+    const starting = this.startsUnderWay();
     const serving = this.#count('idle') + this.#count('leased') + starting;
     return (
       this.#queue.length > starting + this.#context.genericPromisedTo(this) ||
